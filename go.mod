@@ -1,0 +1,3 @@
+module github.com/quicstack/quic
+
+go 1.26
