@@ -1,3 +1,7 @@
 module github.com/quicstack/quic
 
-go 1.26
+go 1.26.0
+
+require golang.org/x/crypto v0.58.0
+
+require golang.org/x/sys v0.49.0 // indirect
