@@ -1,0 +1,351 @@
+package handshake
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+
+	"github.com/quicstack/quic/wire"
+)
+
+// TLS alerts this package raises itself (RFC 8446, Section 6).
+const (
+	alertInternalError         = 80
+	alertNoApplicationProtocol = 120
+	alertMissingExtension      = 109
+)
+
+// A Config configures a CryptoSetup.
+type Config struct {
+	// TLS is the TLS configuration, prepared by PrepareTLSConfig. It is
+	// used as is, not cloned, so that a server's automatically generated
+	// session ticket keys, which crypto/tls creates on first use and keeps
+	// in the Config, are shared by all its connections. Everything
+	// crypto/tls offers works as with TLS over TCP: Certificates and
+	// GetCertificate (SNI), ClientAuth and ClientCAs,
+	// VerifyPeerCertificate and VerifyConnection, KeyLogWriter
+	// (SSLKEYLOGFILE format), ClientSessionCache, and SetSessionTicketKeys
+	// for servers of a fleet that resume each other's sessions. crypto/tls
+	// chooses the TLS 1.3 cipher suite itself (AES-128-GCM, AES-256-GCM or
+	// ChaCha20-Poly1305); it cannot be restricted.
+	TLS *tls.Config
+	// Params are the transport parameters this endpoint sends.
+	Params wire.TransportParameters
+	// EnableEarlyData, on a client, offers 0-RTT when a resumed session
+	// allows it; on a server, accepts 0-RTT when the session's remembered
+	// transport parameters are still honoured (RFC 9000, Section 7.4.1)
+	// and issues session tickets that allow it.
+	EnableEarlyData bool
+}
+
+// PrepareTLSConfig returns a copy of c fit for QUIC, to be made once per
+// listener or dialer and shared by its connections: MinVersion is raised to
+// TLS 1.3 ("Clients MUST NOT offer TLS versions older than 1.3",
+// RFC 9001, Section 4.2), and NextProtos must not be empty, since QUIC
+// requires ALPN (RFC 9001, Section 8.1).
+func PrepareTLSConfig(c *tls.Config) (*tls.Config, error) {
+	if c == nil {
+		return nil, errors.New("handshake: a tls.Config is required")
+	}
+	if len(c.NextProtos) == 0 {
+		return nil, errors.New("handshake: tls.Config.NextProtos must name the application protocol (QUIC requires ALPN, RFC 9001, Section 8.1)")
+	}
+	tc := c.Clone()
+	if tc.MinVersion < tls.VersionTLS13 {
+		tc.MinVersion = tls.VersionTLS13
+	}
+	return tc, nil
+}
+
+// An EventKind says what an Event reports.
+type EventKind uint8
+
+const (
+	// EventNone: nothing more to do until more CRYPTO data arrives.
+	EventNone EventKind = iota
+	// EventWriteCrypto: Data is to be sent in CRYPTO frames at Level.
+	EventWriteCrypto
+	// EventReadSecret: Data is the secret that opens packets at Level,
+	// for cipher suite Suite (see NewOpener).
+	EventReadSecret
+	// EventWriteSecret: Data is the secret that seals packets at Level,
+	// for cipher suite Suite (see NewSealer).
+	EventWriteSecret
+	// EventPeerParams: the peer's transport parameters arrived and passed
+	// validation; see PeerParams.
+	EventPeerParams
+	// EventEarlyDataRejected: on a client, the server declined 0-RTT; data
+	// sent in 0-RTT must be sent again in 1-RTT (RFC 9001, Section 4.6.2).
+	EventEarlyDataRejected
+	// EventHandshakeComplete: the TLS handshake completed
+	// (RFC 9001, Section 4.1.1), with an application protocol negotiated.
+	EventHandshakeComplete
+)
+
+// String returns the event kind's name.
+func (k EventKind) String() string {
+	return [...]string{"None", "WriteCrypto", "ReadSecret", "WriteSecret", "PeerParams",
+		"EarlyDataRejected", "HandshakeComplete"}[k]
+}
+
+// An Event is one step of the handshake for the connection to act on.
+type Event struct {
+	Kind  EventKind
+	Level EncryptionLevel
+	// Data is owned by crypto/tls and valid only until the next call to
+	// NextEvent.
+	Data  []byte
+	Suite uint16
+}
+
+// A CryptoSetup drives the TLS 1.3 handshake of one QUIC connection through
+// crypto/tls's QUIC API (RFC 9001, Section 4). The connection feeds it the
+// CRYPTO data it receives with HandleCrypto and acts on what NextEvent
+// returns until EventNone. Like the connection state it belongs to, a
+// CryptoSetup is not safe for concurrent use.
+type CryptoSetup struct {
+	role       wire.Role
+	conn       *tls.QUICConn
+	params     wire.TransportParameters
+	earlyData  bool // Config.EnableEarlyData
+	peerParams wire.TransportParameters
+	hasPeer    bool
+	// remembered holds, on a client resuming a session, the server's
+	// parameters from that session; on a server, the parameters a session
+	// ticket was issued under.
+	remembered    RememberedParams
+	hasRemembered bool
+	earlyOffered  bool // client: 0-RTT keys were installed
+	earlyRejected bool
+	earlyAccepted bool // server: 0-RTT read keys were installed
+	complete      bool
+	err           error
+}
+
+// NewClient returns a CryptoSetup for a client connection.
+func NewClient(c *Config) (*CryptoSetup, error) { return newCryptoSetup(wire.RoleClient, c) }
+
+// NewServer returns a CryptoSetup for a server connection.
+func NewServer(c *Config) (*CryptoSetup, error) { return newCryptoSetup(wire.RoleServer, c) }
+
+func newCryptoSetup(role wire.Role, c *Config) (*CryptoSetup, error) {
+	if c.TLS == nil {
+		return nil, errors.New("handshake: a tls.Config is required")
+	}
+	tc := c.TLS
+	if len(tc.NextProtos) == 0 || tc.MinVersion < tls.VersionTLS13 {
+		return nil, errors.New("handshake: tls.Config not prepared by PrepareTLSConfig (needs NextProtos and TLS 1.3)")
+	}
+	qc := &tls.QUICConfig{TLSConfig: tc, EnableSessionEvents: true}
+	s := &CryptoSetup{role: role, params: c.Params, earlyData: c.EnableEarlyData}
+	if role == wire.RoleClient {
+		s.conn = tls.QUICClient(qc)
+	} else {
+		s.conn = tls.QUICServer(qc)
+	}
+	s.conn.SetTransportParameters(c.Params.Append(nil))
+	return s, nil
+}
+
+// Start begins the handshake; a client's first flight is then available
+// from NextEvent. ctx is passed to crypto/tls callbacks such as
+// GetCertificate through ClientHelloInfo.Context.
+func (s *CryptoSetup) Start(ctx context.Context) error {
+	if err := s.conn.Start(ctx); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// HandleCrypto passes CRYPTO data received at level, in order and without
+// gaps (reassembly is the caller's job), to TLS.
+func (s *CryptoSetup) HandleCrypto(level EncryptionLevel, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.conn.HandleData(level.tls(), data); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// NextEvent returns the next thing the connection must do. After an error
+// the connection must close with the *wire.TransportError returned: a
+// CRYPTO_ERROR carrying the TLS alert (RFC 9001, Section 4.8), or a
+// TRANSPORT_PARAMETER_ERROR.
+func (s *CryptoSetup) NextEvent() (Event, error) {
+	for s.err == nil {
+		e := s.conn.NextEvent()
+		switch e.Kind {
+		case tls.QUICNoEvent:
+			return Event{}, nil
+		case tls.QUICSetReadSecret, tls.QUICSetWriteSecret:
+			ev := Event{Kind: EventReadSecret, Level: levelFromTLS(e.Level), Data: e.Data, Suite: e.Suite}
+			if e.Kind == tls.QUICSetWriteSecret {
+				ev.Kind = EventWriteSecret
+			}
+			if ev.Level == LevelEarlyData {
+				if s.role == wire.RoleClient {
+					s.earlyOffered = true
+				} else {
+					s.earlyAccepted = true
+				}
+			}
+			return ev, nil
+		case tls.QUICWriteData:
+			return Event{Kind: EventWriteCrypto, Level: levelFromTLS(e.Level), Data: e.Data}, nil
+		case tls.QUICTransportParameters:
+			p, err := wire.ParseTransportParameters(e.Data, s.role.Peer())
+			if err != nil {
+				return Event{}, s.fail(err)
+			}
+			s.peerParams, s.hasPeer = p, true
+			return Event{Kind: EventPeerParams}, nil
+		case tls.QUICTransportParametersRequired:
+			// Parameters are set before Start; crypto/tls asks only if
+			// they were not.
+			s.conn.SetTransportParameters(s.params.Append(nil))
+		case tls.QUICRejectedEarlyData:
+			s.earlyRejected = true
+			return Event{Kind: EventEarlyDataRejected}, nil
+		case tls.QUICResumeSession:
+			s.onResumeSession(e.SessionState)
+		case tls.QUICStoreSession:
+			s.onStoreSession(e.SessionState)
+		case tls.QUICHandshakeDone:
+			if err := s.onHandshakeDone(); err != nil {
+				return Event{}, s.fail(err)
+			}
+			return Event{Kind: EventHandshakeComplete}, nil
+		case tls.QUICErrorEvent:
+			return Event{}, s.fail(e.Err)
+		}
+	}
+	return Event{}, s.err
+}
+
+// onResumeSession decides whether 0-RTT goes ahead with a resumed session.
+func (s *CryptoSetup) onResumeSession(ss *tls.SessionState) {
+	r, ok := findRememberedParams(ss)
+	s.remembered, s.hasRemembered = r, ok
+	if !ss.EarlyData {
+		return
+	}
+	if s.role == wire.RoleClient {
+		// Without the server's remembered limits a client cannot send
+		// 0-RTT data safely.
+		ss.EarlyData = s.earlyData && ok
+		return
+	}
+	// "A server MAY ... reject 0-RTT if ... the server's transport
+	// parameters ... would be violated" (RFC 9000, Section 7.4.1).
+	ss.EarlyData = s.earlyData && ok && r.AllowsEarlyDataUnder(RememberParams(&s.params))
+}
+
+// onStoreSession keeps, with a client's session, the server parameters that
+// 0-RTT on a later connection will rely on.
+func (s *CryptoSetup) onStoreSession(ss *tls.SessionState) {
+	if s.hasPeer {
+		ss.Extra = append(ss.Extra, RememberParams(&s.peerParams).marshal())
+	} else {
+		ss.EarlyData = false
+	}
+	if err := s.conn.StoreSession(ss); err != nil {
+		s.fail(err)
+	}
+}
+
+func (s *CryptoSetup) onHandshakeDone() error {
+	st := s.conn.ConnectionState()
+	// "When using ALPN, endpoints MUST immediately close a connection ...
+	// with a no_application_protocol TLS alert ... if an application
+	// protocol is not negotiated" (RFC 9001, Section 8.1).
+	if st.NegotiatedProtocol == "" {
+		return &wire.TransportError{Code: wire.CryptoError(alertNoApplicationProtocol), Reason: "no application protocol negotiated"}
+	}
+	// "endpoints that receive ClientHello or EncryptedExtensions messages
+	// without the quic_transport_parameters extension MUST close the
+	// connection with an error of type 0x016d" (RFC 9001, Section 8.2).
+	// crypto/tls enforces this too; this guards the invariant that a
+	// completed handshake has the peer's parameters.
+	if !s.hasPeer {
+		return &wire.TransportError{Code: wire.CryptoError(alertMissingExtension), Reason: "missing quic_transport_parameters extension"}
+	}
+	s.complete = true
+	if s.role == wire.RoleServer {
+		// The one session ticket goes out in 1-RTT CRYPTO data right after
+		// the handshake. It carries the parameters that 0-RTT on a later
+		// connection relies on, so the server can check them then.
+		// crypto/tls sends nothing if SessionTicketsDisabled is set.
+		err := s.conn.SendSessionTicket(tls.QUICSessionTicketOptions{
+			EarlyData: s.earlyData,
+			Extra:     [][]byte{RememberParams(&s.params).marshal()},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PeerParams returns the peer's transport parameters, or nil before
+// EventPeerParams.
+func (s *CryptoSetup) PeerParams() *wire.TransportParameters {
+	if !s.hasPeer {
+		return nil
+	}
+	return &s.peerParams
+}
+
+// RememberedParams returns, on a client resuming a session, the server's
+// transport parameters remembered from that session, which limit what it
+// may send in 0-RTT (RFC 9000, Section 7.4.1); on a server, those the
+// client's session ticket was issued under. ok is false when no session
+// was resumed or it carried none.
+func (s *CryptoSetup) RememberedParams() (p RememberedParams, ok bool) {
+	return s.remembered, s.hasRemembered
+}
+
+// EarlyDataAccepted reports whether 0-RTT was used: on a client, 0-RTT keys
+// were installed and the server did not reject them (meaningful once the
+// handshake is complete); on a server, it accepted 0-RTT.
+func (s *CryptoSetup) EarlyDataAccepted() bool {
+	if s.role == wire.RoleClient {
+		return s.earlyOffered && !s.earlyRejected
+	}
+	return s.earlyAccepted
+}
+
+// HandshakeComplete reports whether EventHandshakeComplete was returned.
+func (s *CryptoSetup) HandshakeComplete() bool { return s.complete }
+
+// ConnectionState returns the TLS state: negotiated protocol and cipher
+// suite, peer certificates, whether the session was resumed.
+func (s *CryptoSetup) ConnectionState() tls.ConnectionState { return s.conn.ConnectionState() }
+
+// Close releases crypto/tls's resources. It does not send anything.
+func (s *CryptoSetup) Close() error { return s.conn.Close() }
+
+// fail records err, converted to the *wire.TransportError the connection
+// closes with, and returns it.
+func (s *CryptoSetup) fail(err error) error {
+	if s.err == nil {
+		s.err = toTransportError(err)
+	}
+	return s.err
+}
+
+// toTransportError maps TLS errors onto CRYPTO_ERROR codes: "The alert
+// description is added to 0x0100 to produce a QUIC error code from the
+// range reserved for CRYPTO_ERROR" (RFC 9001, Section 4.8).
+func toTransportError(err error) error {
+	var te *wire.TransportError
+	if errors.As(err, &te) {
+		return te
+	}
+	var alert tls.AlertError
+	if errors.As(err, &alert) {
+		return &wire.TransportError{Code: wire.CryptoError(uint8(alert)), Reason: err.Error()}
+	}
+	return &wire.TransportError{Code: wire.CryptoError(alertInternalError), Reason: err.Error()}
+}
