@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -488,5 +489,58 @@ func TestRememberedParamsEncoding(t *testing.T) {
 	}
 	if p := r.TransportParameters(); p.InitialMaxData != r.InitialMaxData || p.MaxUDPPayloadSize != 65527 {
 		t.Fatalf("TransportParameters = %+v", p)
+	}
+}
+
+// The tls.Config features users rely on work through the driver:
+// GetCertificate chooses a certificate by SNI, VerifyPeerCertificate runs,
+// and KeyLogWriter receives the secrets in SSLKEYLOGFILE format.
+func TestHandshakeTLSConfigFeatures(t *testing.T) {
+	pki := newTestPKI(t)
+	var keyLog strings.Builder
+	var sni string
+	verified := false
+	ct, st := pki.clientTLS(), pki.serverTLS()
+	ct.KeyLogWriter = &keyLog
+	ct.VerifyPeerCertificate = func(raw [][]byte, chains [][]*x509.Certificate) error {
+		verified = len(raw) == 1 && len(chains) > 0
+		return nil
+	}
+	st.Certificates = nil
+	st.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		sni = hello.ServerName
+		return &pki.serverCert, nil
+	}
+	c, s := runHandshake(t,
+		&Config{TLS: ct, Params: testParams(wire.RoleClient)},
+		&Config{TLS: st, Params: testParams(wire.RoleServer)})
+	if c.err != nil || s.err != nil {
+		t.Fatalf("client err %v, server err %v", c.err, s.err)
+	}
+	if sni != "localhost" {
+		t.Errorf("GetCertificate saw SNI %q", sni)
+	}
+	if !verified {
+		t.Error("VerifyPeerCertificate not called with the chain")
+	}
+	for _, label := range []string{"CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+		"CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0"} {
+		if !strings.Contains(keyLog.String(), label+" ") {
+			t.Errorf("key log lacks %s:\n%s", label, keyLog.String())
+		}
+	}
+}
+
+// A VerifyPeerCertificate rejection closes with the alert crypto/tls sends
+// for it (bad_certificate, 42).
+func TestHandshakeVerifyPeerCertificateRejects(t *testing.T) {
+	pki := newTestPKI(t)
+	ct := pki.clientTLS()
+	ct.VerifyPeerCertificate = func([][]byte, [][]*x509.Certificate) error { return errors.New("pinned key mismatch") }
+	c, _ := runHandshake(t,
+		&Config{TLS: ct, Params: testParams(wire.RoleClient)},
+		&Config{TLS: pki.serverTLS(), Params: testParams(wire.RoleServer)})
+	if code, ok := cryptoCode(c.err); !ok || code != wire.CryptoError(42) {
+		t.Fatalf("client error %v; want CRYPTO_ERROR(bad_certificate)", c.err)
 	}
 }
