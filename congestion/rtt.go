@@ -87,11 +87,14 @@ func (r *RTTStats) Update(latest, ackDelay time.Duration, handshakeConfirmed boo
 		return
 	}
 	r.min = min(r.min, latest)
+	ackDelay = max(ackDelay, 0) // a peer's delay is decoded from an unsigned field
 	if handshakeConfirmed {
 		ackDelay = min(ackDelay, r.maxAckDelay)
 	}
 	adjusted := latest
-	if latest >= r.min+ackDelay {
+	// latest >= min here, so latest-min cannot overflow even when a peer
+	// reports an absurd delay before the handshake is confirmed.
+	if latest-r.min >= ackDelay {
 		adjusted = latest - ackDelay
 	}
 	r.rttvar = (3*r.rttvar + absDuration(r.smoothed-adjusted)) / 4
