@@ -1,0 +1,339 @@
+package flowcontrol
+
+import (
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic/wire"
+)
+
+func TestReceiveConfigDefaults(t *testing.T) {
+	s, c := DefaultStreamReceiveConfig(), DefaultConnReceiveConfig()
+	if s.InitialWindow != 512<<10 || s.MaxWindow != 16<<20 {
+		t.Errorf("stream config = %+v", s)
+	}
+	if c.InitialWindow != s.InitialWindow*3/2 || c.MaxWindow != s.MaxWindow*3/2 {
+		t.Errorf("connection config %+v is not 1.5 times the stream config %+v", c, s)
+	}
+}
+
+func TestReceiveWindowInitClamps(t *testing.T) {
+	tests := []struct {
+		name               string
+		cfg                ReceiveConfig
+		limit, win, maxWin uint64
+	}{
+		{"zero grants nothing", ReceiveConfig{}, 0, 0, 0},
+		{"max below initial disables tuning", ReceiveConfig{InitialWindow: 1000, MaxWindow: 10}, 1000, 1000, 1000},
+		{"normal", ReceiveConfig{InitialWindow: 1000, MaxWindow: 4000}, 1000, 1000, 4000},
+		{"above 2^62-1", ReceiveConfig{InitialWindow: 1 << 63, MaxWindow: ^uint64(0)}, wire.MaxVarint, wire.MaxVarint, wire.MaxVarint},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewReceiveWindow(tt.cfg)
+			if w.Limit() != tt.limit || w.Window() != tt.win || w.MaxWindow() != tt.maxWin {
+				t.Errorf("limit, window, max = %d, %d, %d; want %d, %d, %d",
+					w.Limit(), w.Window(), w.MaxWindow(), tt.limit, tt.win, tt.maxWin)
+			}
+			if w.ShouldSendUpdate() {
+				t.Error("the initial limit is in the transport parameters; ShouldSendUpdate = true")
+			}
+		})
+	}
+}
+
+func TestReceiveWindowLimitBoundary(t *testing.T) {
+	// RFC 9000, Section 19.9: "An endpoint MUST terminate a connection
+	// with an error of type FLOW_CONTROL_ERROR if it receives more data
+	// than the maximum data value that it has sent."
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000})
+	wantCode(t, w.OnReceived(999), wire.NoError)
+	wantCode(t, w.OnReceived(1), wire.NoError) // exactly the limit
+	wantCode(t, w.OnReceived(1), wire.FlowControlError)
+	wantCode(t, w.OnReceived(^uint64(0)), wire.FlowControlError)
+	if w.Received() != 1000 {
+		t.Errorf("Received = %d after rejected data, want 1000", w.Received())
+	}
+}
+
+func TestReceiveWindowUpdateAtHalfWindow(t *testing.T) {
+	// RFC 9000, Section 4.2: "frequently sending MAX_STREAM_DATA and
+	// MAX_DATA frames with small changes is undesirable." An update is due
+	// once consumed > limit - window/2.
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000, MaxWindow: 1000})
+	wantCode(t, w.OnReceived(1000), wire.NoError)
+	w.OnConsumed(at(0), 500)
+	if w.ShouldSendUpdate() {
+		t.Fatal("update due after consuming exactly half the window")
+	}
+	if got := w.NextLimit(at(0), 0); got != 1000 {
+		t.Fatalf("NextLimit with no update due = %d, want 1000", got)
+	}
+	w.OnConsumed(at(0), 1)
+	if !w.ShouldSendUpdate() {
+		t.Fatal("no update due after consuming half the window plus one byte")
+	}
+	if got := w.NextLimit(at(0), 0); got != 501+1000 {
+		t.Fatalf("NextLimit = %d, want consumed + window = 1501", got)
+	}
+	w.OnUpdateSent(1501)
+	if w.ShouldSendUpdate() || w.Limit() != 1501 {
+		t.Fatalf("after the update: ShouldSendUpdate = %v, Limit = %d", w.ShouldSendUpdate(), w.Limit())
+	}
+	// The next one is due when fewer than 500 bytes of credit remain.
+	wantCode(t, w.OnReceived(501), wire.NoError)
+	w.OnConsumed(at(0), 500)
+	if w.ShouldSendUpdate() {
+		t.Fatal("update due with exactly half the window left")
+	}
+	w.OnConsumed(at(0), 1)
+	if !w.ShouldSendUpdate() {
+		t.Fatal("no update due with less than half the window left")
+	}
+}
+
+func TestReceiveWindowConsumedNeverExceedsReceived(t *testing.T) {
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000})
+	wantCode(t, w.OnReceived(100), wire.NoError)
+	w.OnConsumed(at(0), 500)
+	if w.Consumed() != 100 {
+		t.Errorf("Consumed = %d, want 100 (clamped to Received)", w.Consumed())
+	}
+}
+
+// tuneOnce receives and consumes bytes on w from start to end of an epoch
+// and returns the window after the update.
+func tuneOnce(t *testing.T, w *ReceiveWindow, start, end time.Time, n uint64, rtt time.Duration) uint64 {
+	t.Helper()
+	wantCode(t, w.OnReceived(n), wire.NoError)
+	w.OnConsumed(start, 1) // starts the first epoch, if none is running
+	w.OnConsumed(end, n-1)
+	if !w.ShouldSendUpdate() {
+		t.Fatalf("no update due after consuming %d of window %d", n, w.Window())
+	}
+	w.OnUpdateSent(w.NextLimit(end, rtt))
+	return w.Window()
+}
+
+func TestReceiveWindowAutoTune(t *testing.T) {
+	// RFC 9000, Section 4.2: "A receiver can use an autotuning mechanism
+	// to tune the frequency and amount of advertised additional credit
+	// based on a round-trip time estimate and the rate at which the
+	// receiving application consumes data, similar to common TCP
+	// implementations."
+	const rtt = 100 * time.Millisecond
+	cfg := ReceiveConfig{InitialWindow: 1000, MaxWindow: 8000}
+
+	t.Run("fast doubles", func(t *testing.T) {
+		w := NewReceiveWindow(cfg)
+		wantCode(t, w.OnReceived(600), wire.NoError)
+		w.OnConsumed(at(0), 100) // starts the first epoch at 0
+		w.OnConsumed(at(50*time.Millisecond), 500)
+		// 600 bytes in 50 ms: a window in 83 ms < 2 RTT.
+		if got := w.NextLimit(at(50*time.Millisecond), rtt); got != 600+2000 {
+			t.Fatalf("NextLimit = %d, want 600 + doubled window 2000", got)
+		}
+		if w.Window() != 2000 {
+			t.Fatalf("Window = %d, want 2000", w.Window())
+		}
+	})
+	t.Run("slow does not", func(t *testing.T) {
+		w := NewReceiveWindow(cfg)
+		wantCode(t, w.OnReceived(600), wire.NoError)
+		w.OnConsumed(at(0), 100)
+		w.OnConsumed(at(500*time.Millisecond), 500)
+		if got := w.NextLimit(at(500*time.Millisecond), rtt); got != 1600 || w.Window() != 1000 {
+			t.Fatalf("NextLimit, Window = %d, %d; want 1600, 1000", got, w.Window())
+		}
+	})
+	t.Run("boundary at two round trips", func(t *testing.T) {
+		// 600 bytes of a 1000-byte window scale to a whole window in
+		// elapsed·1000/600; that is 2 RTT = 200 ms at elapsed = 120 ms.
+		for _, tc := range []struct {
+			elapsed time.Duration
+			want    uint64
+		}{{119 * time.Millisecond, 2000}, {120 * time.Millisecond, 1000}} {
+			w := NewReceiveWindow(cfg)
+			if got := tuneOnce(t, w, at(0), at(tc.elapsed), 600, rtt); got != tc.want {
+				t.Errorf("600 bytes in %v: window = %d, want %d", tc.elapsed, got, tc.want)
+			}
+		}
+	})
+	t.Run("epochs run from update to update", func(t *testing.T) {
+		w := NewReceiveWindow(cfg)
+		tuneOnce(t, w, at(0), at(time.Second), 600, rtt) // slow: 1000
+		// The next epoch starts at the update (1 s), not at t0.
+		wantCode(t, w.OnReceived(600), wire.NoError)
+		w.OnConsumed(at(1010*time.Millisecond), 600)
+		w.NextLimit(at(1010*time.Millisecond), rtt)
+		if w.Window() != 2000 {
+			t.Errorf("window = %d after a fast epoch, want 2000", w.Window())
+		}
+	})
+	t.Run("capped at max", func(t *testing.T) {
+		w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000, MaxWindow: 5000})
+		var got []uint64
+		now := at(0)
+		for range 5 {
+			next := now.Add(time.Millisecond)
+			got = append(got, tuneOnce(t, w, now, next, w.Window()/2+1, rtt))
+			now = next
+		}
+		want := []uint64{2000, 4000, 5000, 5000, 5000}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("windows = %v, want %v", got, want)
+			}
+		}
+	})
+	t.Run("no RTT no tuning", func(t *testing.T) {
+		w := NewReceiveWindow(cfg)
+		if got := tuneOnce(t, w, at(0), at(0), 600, 0); got != 1000 {
+			t.Errorf("window = %d with rtt 0, want 1000", got)
+		}
+	})
+	t.Run("first update without consumption epoch", func(t *testing.T) {
+		// An update made due by EnsureMinWindow before any read: no epoch
+		// to measure, so no tuning, but the epoch starts.
+		w := NewReceiveWindow(cfg)
+		w.EnsureMinWindow(4000)
+		if !w.ShouldSendUpdate() {
+			t.Fatal("no update due after the window grew past twice the credit")
+		}
+		if got := w.NextLimit(at(0), rtt); got != 4000 || w.Window() != 4000 {
+			t.Errorf("NextLimit, Window = %d, %d; want 4000, 4000", got, w.Window())
+		}
+	})
+}
+
+func TestReceiveWindowNeverShrinks(t *testing.T) {
+	// RFC 9000, Section 4.1: "Once a receiver advertises a limit for the
+	// connection or a stream, it is not an error to advertise a smaller
+	// limit, but the smaller limit has no effect." We never advertise one.
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000, MaxWindow: 100000})
+	w.EnsureMinWindow(50000)
+	w.EnsureMinWindow(10) // smaller: no effect
+	if w.Window() != 50000 {
+		t.Fatalf("Window = %d, want 50000", w.Window())
+	}
+	prev := w.Limit()
+	now := at(0)
+	for i := range 200 {
+		now = now.Add(time.Duration(i%7) * time.Millisecond)
+		n := uint64(i*37%1000) + 1
+		if n > w.Limit()-w.Received() {
+			n = w.Limit() - w.Received()
+		}
+		wantCode(t, w.OnReceived(n), wire.NoError)
+		w.OnConsumed(now, n/2+uint64(i%3))
+		l := w.NextLimit(now, time.Duration(i%4)*time.Millisecond)
+		if l < prev || w.Limit() < prev {
+			t.Fatalf("step %d: limit went from %d to %d", i, prev, l)
+		}
+		prev = l
+	}
+}
+
+func TestReceiveWindowUpdateLost(t *testing.T) {
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000})
+	wantCode(t, w.OnReceived(1000), wire.NoError)
+	w.OnConsumed(at(0), 600)
+	l1 := w.NextLimit(at(0), 0)
+	w.OnUpdateSent(l1)
+	if w.ShouldSendUpdate() {
+		t.Fatal("update still due after it was sent")
+	}
+	w.OnUpdateLost(l1)
+	if !w.ShouldSendUpdate() {
+		t.Fatal("a lost current limit is not sent again")
+	}
+	if got := w.NextLimit(at(0), 0); got != l1 {
+		t.Fatalf("resent limit = %d, want %d", got, l1)
+	}
+	w.OnUpdateSent(l1)
+
+	// A loss made stale by a newer limit needs no repair.
+	w.OnConsumed(at(0), 400)
+	wantCode(t, w.OnReceived(600), wire.NoError)
+	w.OnConsumed(at(0), 600)
+	l2 := w.NextLimit(at(0), 0)
+	w.OnUpdateSent(l2)
+	if l2 <= l1 {
+		t.Fatalf("l2 = %d not above l1 = %d", l2, l1)
+	}
+	w.OnUpdateLost(l1)
+	if w.ShouldSendUpdate() {
+		t.Fatal("loss of a superseded limit asks for an update")
+	}
+}
+
+func TestReceiveWindowBlockedReceived(t *testing.T) {
+	// RFC 9000, Section 4.2: "a receiver MUST NOT wait for a
+	// STREAM_DATA_BLOCKED or DATA_BLOCKED frame before sending a
+	// MAX_STREAM_DATA or MAX_DATA frame". A BLOCKED frame at the current
+	// limit therefore grants nothing; one at an older limit shows that our
+	// update did not arrive, and it is sent again.
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000})
+	w.OnBlockedReceived(1000)
+	if w.ShouldSendUpdate() {
+		t.Fatal("BLOCKED at the current limit asks for an update")
+	}
+	wantCode(t, w.OnReceived(1000), wire.NoError)
+	w.OnConsumed(at(0), 600)
+	l := w.NextLimit(at(0), 0)
+	w.OnUpdateSent(l)
+	w.OnBlockedReceived(l)
+	if w.ShouldSendUpdate() {
+		t.Fatal("BLOCKED at the current limit asks for an update")
+	}
+	w.OnBlockedReceived(1000)
+	if !w.ShouldSendUpdate() || w.NextLimit(at(0), 0) != l {
+		t.Fatal("BLOCKED at an old limit does not resend the current one")
+	}
+}
+
+func TestReceiveWindowNearMaxVarint(t *testing.T) {
+	// RFC 9000, Section 19.8: "The largest offset delivered on a stream --
+	// the sum of the offset and data length -- cannot exceed 2^62-1, as it
+	// is not possible to provide flow control credit for that data."
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1 << 61, MaxWindow: wire.MaxVarint})
+	now := at(0)
+	for range 4 {
+		n := w.Limit() - w.Received()
+		wantCode(t, w.OnReceived(n), wire.NoError)
+		w.OnConsumed(now, n)
+		now = now.Add(time.Millisecond)
+		w.OnUpdateSent(w.NextLimit(now, time.Hour))
+		if w.Limit() > wire.MaxVarint {
+			t.Fatalf("limit %d above 2^62-1", w.Limit())
+		}
+	}
+	if w.Limit() != wire.MaxVarint {
+		t.Fatalf("limit = %d, want 2^62-1", w.Limit())
+	}
+	wantCode(t, w.OnReceived(w.Limit()-w.Received()), wire.NoError)
+	w.OnConsumed(now, wire.MaxVarint)
+	if w.ShouldSendUpdate() {
+		t.Fatal("update due at the largest possible limit")
+	}
+	wantCode(t, w.OnReceived(1), wire.FlowControlError)
+}
+
+func TestConsumedFastExtremes(t *testing.T) {
+	// 128-bit products: no overflow with the largest values.
+	if fcConsumedFast(1<<62, wire.MaxVarint, 1<<61, wire.MaxVarint) {
+		t.Error("equal huge products compare as fast")
+	}
+	if !fcConsumedFast(1<<62, wire.MaxVarint, 1<<61, wire.MaxVarint+1) {
+		t.Error("huge products differing in the last unit compare as slow")
+	}
+	if !fcConsumedFast(0, wire.MaxVarint, 1, 1) {
+		t.Error("zero elapsed is not fast")
+	}
+	if !fcConsumedFast(-time.Second, 1000, time.Millisecond, 1) {
+		t.Error("a clock going backwards is not treated as zero elapsed")
+	}
+	if fcConsumedFast(-time.Second, 1, 1, 0) {
+		t.Error("nothing consumed is fast")
+	}
+}
