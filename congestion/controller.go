@@ -57,6 +57,11 @@ type ControllerConfig struct {
 	// MaxDatagramSize is the initial maximum datagram size in bytes,
 	// at least 1200.
 	MaxDatagramSize int
+	// Seed seeds any randomness the controller uses (BBR randomises the
+	// time between bandwidth probes), so that runs are reproducible and
+	// flows sharing a bottleneck do not probe in lockstep. Connections set
+	// it from their own randomness; 0 means a fixed default.
+	Seed uint64
 	// InitialWindowPackets is the initial window in packets; 0 means 10
 	// ("the initial congestion window SHOULD be ten times the maximum
 	// datagram size", RFC 9002, Section 7.2, capped at 14720 bytes).

@@ -83,7 +83,7 @@ func TestControllersAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    ControllerFactory
-	}{{"newreno", NewNewReno}, {"cubic", NewCubic}} {
+	}{{"newreno", NewNewReno}, {"cubic", NewCubic}, {"bbr", NewBBR}} {
 		r := renoNewAllocRound(tc.f)
 		for range 100 {
 			r.run()

@@ -1,0 +1,155 @@
+package congestion
+
+import "time"
+
+// This file holds BBR's ProbeRTT state and min_rtt estimation
+// (draft-ietf-ccwg-bbr, Section 5.3.4) and the restart from idle (Section
+// 5.4).
+
+// updateMinRTT is UpdateMinRTT of Section 5.3.4.3 with RS.rtt; see
+// filterMinRTT.update.
+func (b *bbr) updateMinRTT() {
+	b.minRTT.update(b.now, b.rate.rs.rtt)
+}
+
+// checkProbeRTT is CheckProbeRTT of Section 5.3.4.3. "In any state other
+// than ProbeRTT itself, if the BBR.probe_rtt_min_delay estimate has not
+// been updated (i.e., by getting a lower RTT measurement) for more than
+// BBR.ProbeRTTInterval = 5 seconds, then BBR enters ProbeRTT".
+//
+//	if (BBR.state != ProbeRTT &&
+//	    BBR.probe_rtt_expired &&
+//	    !BBR.idle_restart)
+//	  EnterProbeRTT()
+//	  SaveCwnd()
+//	  BBR.probe_rtt_done_stamp = 0
+//	  BBR.ack_phase = ACKS_PROBE_STOPPING
+//	  StartRound()
+//	if (BBR.state == ProbeRTT)
+//	  HandleProbeRTT()
+//	if (RS.delivered > 0)
+//	  BBR.idle_restart = false
+func (b *bbr) checkProbeRTT() {
+	if b.state != bbrProbeRTT && b.minRTT.probeRTTExpired && !b.idleRestart {
+		b.enterProbeRTT()
+		b.saveCwnd()
+		b.probeRTTDoneStamp = time.Time{}
+		b.ackPhase = bbrAcksProbeStopping
+		b.startRound()
+	}
+	if b.state == bbrProbeRTT {
+		b.handleProbeRTT()
+	}
+	if b.rate.rs.delivered > 0 {
+		b.idleRestart = false
+	}
+}
+
+// enterProbeRTT is EnterProbeRTT of Section 5.3.4.3.
+//
+//	BBR.state = ProbeRTT
+//	BBR.pacing_gain = 1
+//	BBR.cwnd_gain = BBR.ProbeRTTCwndGain  /* 0.5 */
+func (b *bbr) enterProbeRTT() {
+	b.state = bbrProbeRTT
+	b.pacingGain = bbrUnityGain
+	b.cwndGain = bbrProbeRTTCwndGain
+}
+
+// handleProbeRTT is HandleProbeRTT of Section 5.3.4.3: "After maintaining
+// C.inflight at BBR.ProbeRTTCwndGain*BBR.bdp for at least
+// BBR.ProbeRTTDuration (200 ms) and at least one packet-timed round trip,
+// BBR leaves ProbeRTT".
+//
+//	/* Ignore low rate samples during ProbeRTT: */
+//	MarkConnectionAppLimited()
+//	if (BBR.probe_rtt_done_stamp == 0 &&
+//	    C.inflight <= ProbeRTTCwnd())
+//	  /* Wait for at least BBR.ProbeRTTDuration to elapse: */
+//	  BBR.probe_rtt_done_stamp =
+//	    Now() + BBR.ProbeRTTDuration
+//	  /* Wait for at least one round to elapse: */
+//	  BBR.probe_rtt_round_done = false
+//	  StartRound()
+//	else if (BBR.probe_rtt_done_stamp != 0)
+//	  if (BBR.round_start)
+//	    BBR.probe_rtt_round_done = true
+//	  if (BBR.probe_rtt_round_done)
+//	    CheckProbeRTTDone()
+func (b *bbr) handleProbeRTT() {
+	b.rate.markAppLimited(b.inflight)
+	if b.probeRTTDoneStamp.IsZero() && b.inflight <= b.probeRTTCwnd() {
+		b.probeRTTDoneStamp = b.now.Add(bbrProbeRTTDuration)
+		b.probeRTTRoundDone = false
+		b.startRound()
+	} else if !b.probeRTTDoneStamp.IsZero() {
+		if b.roundStart {
+			b.probeRTTRoundDone = true
+		}
+		if b.probeRTTRoundDone {
+			b.checkProbeRTTDone()
+		}
+	}
+}
+
+// checkProbeRTTDone is CheckProbeRTTDone of Section 5.3.4.3.
+//
+//	if (BBR.probe_rtt_done_stamp != 0 &&
+//	    Now() > BBR.probe_rtt_done_stamp)
+//	  /* schedule next ProbeRTT: */
+//	  BBR.probe_rtt_min_stamp = Now()
+//	  RestoreCwnd()
+//	  ExitProbeRTT()
+func (b *bbr) checkProbeRTTDone() {
+	if !b.probeRTTDoneStamp.IsZero() && b.now.After(b.probeRTTDoneStamp) {
+		b.minRTT.probeRTTMinStamp = b.now
+		b.restoreCwnd()
+		b.exitProbeRTT()
+	}
+}
+
+// exitProbeRTT is ExitProbeRTT of Section 5.3.4.4: "When exiting
+// ProbeRTT, BBR transitions to ProbeBW if it estimates the pipe was filled
+// already, or Startup otherwise." "since the connection is exiting
+// ProbeRTT, we know that infligh is already below the estimated BDP, so
+// the connection can proceed immediately to ProbeBW_CRUISE."
+//
+//	ResetShortTermModel()
+//	if (BBR.full_bw_reached)
+//	  StartProbeBW_DOWN()
+//	  StartProbeBW_CRUISE()
+//	else
+//	  EnterStartup()
+func (b *bbr) exitProbeRTT() {
+	b.resetShortTermModel()
+	if b.fullBwReached {
+		b.startProbeBWDown()
+		b.startProbeBWCruise()
+	} else {
+		b.enterStartup()
+	}
+}
+
+// handleRestartFromIdle is HandleRestartFromIdle of Section 5.4.1: "if the
+// flow's BBR.state is ProbeBW, and the flow is application-limited, and
+// there are no packets in flight currently, then before the flow sends one
+// or more packets BBR sets C.pacing_rate to exactly BBR.bw."
+//
+//	if (C.inflight == 0 && C.app_limited)
+//	  BBR.idle_restart = true
+//	  BBR.extra_acked_interval_start = Now()
+//	  if (IsInAProbeBWState())
+//	    SetPacingRateWithGain(1)
+//	  else if (BBR.state == ProbeRTT)
+//	    CheckProbeRTTDone()
+func (b *bbr) handleRestartFromIdle() {
+	if b.inflight <= 0 && b.rate.appLimited != 0 {
+		b.idleRestart = true
+		b.extraAckedStart = b.now
+		if b.isInAProbeBWState() {
+			b.setPacingRateWithGain(bbrUnityGain)
+		} else if b.state == bbrProbeRTT {
+			b.checkProbeRTTDone()
+		}
+	}
+}
