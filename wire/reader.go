@@ -12,8 +12,19 @@ type reader struct {
 
 func newReader(b []byte) reader { return reader{b: b, ok: true} }
 
-// varint reads a variable-length integer (RFC 9000, Section 16).
+// varint reads a variable-length integer (RFC 9000, Section 16). The
+// one-byte form, by far the most common in frames, is handled inline.
+// After a failed read the fast path may still advance over later bytes;
+// that is harmless because callers discard every value once ok is false.
 func (r *reader) varint() uint64 {
+	if i := r.off; i < len(r.b) && r.b[i] < 0x40 {
+		r.off = i + 1
+		return uint64(r.b[i])
+	}
+	return r.varintSlow()
+}
+
+func (r *reader) varintSlow() uint64 {
 	if !r.ok {
 		return 0
 	}
