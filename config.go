@@ -1,0 +1,150 @@
+package quic
+
+import (
+	"time"
+
+	"github.com/quicstack/quic/congestion"
+	"github.com/quicstack/quic/wire"
+)
+
+// Config configures a QUIC connection. The zero value is valid: every field
+// left zero takes the default its comment states. A Config may be shared by
+// many connections and must not be modified once in use.
+type Config struct {
+	// HandshakeIdleTimeout bounds how long the handshake may stay idle
+	// (no packet received) before the attempt fails with a
+	// *HandshakeTimeoutError. Default 5 s.
+	HandshakeIdleTimeout time.Duration
+
+	// MaxIdleTimeout is the idle timeout this endpoint advertises: the
+	// connection closes silently after this long without receiving a
+	// packet, or after the peer's value if smaller (RFC 9000,
+	// Section 10.1). Default 30 s. Negative disables the idle timeout on
+	// this side.
+	MaxIdleTimeout time.Duration
+
+	// KeepAlivePeriod, when positive, sends a PING after this long without
+	// sending ack-eliciting packets, to keep the connection and NAT
+	// bindings alive. It is capped at half the effective idle timeout.
+	// Default 0: no keep-alive.
+	KeepAlivePeriod time.Duration
+
+	// InitialStreamReceiveWindow is the initial flow-control window of
+	// each stream. Default 512 KiB.
+	InitialStreamReceiveWindow uint64
+	// MaxStreamReceiveWindow is how far auto-tuning may grow a stream's
+	// window when the application reads fast. Default 16 MiB.
+	MaxStreamReceiveWindow uint64
+	// InitialConnectionReceiveWindow is the initial connection-level
+	// window. Default 768 KiB.
+	InitialConnectionReceiveWindow uint64
+	// MaxConnectionReceiveWindow bounds connection-level auto-tuning.
+	// Default 24 MiB.
+	MaxConnectionReceiveWindow uint64
+
+	// MaxIncomingStreams is how many bidirectional streams the peer may
+	// have open at once. Default 100. Negative allows none.
+	MaxIncomingStreams int64
+	// MaxIncomingUniStreams is how many unidirectional streams the peer
+	// may have open at once. Default 100. Negative allows none.
+	MaxIncomingUniStreams int64
+
+	// EnableDatagrams enables the unreliable datagram extension
+	// (RFC 9221).
+	EnableDatagrams bool
+
+	// Versions are the QUIC versions to use, most preferred first.
+	// Default: version 1, then version 2.
+	Versions []wire.Version
+
+	// Congestion makes the congestion controller of each connection.
+	// Default congestion.NewCubic; congestion.NewBBR and
+	// congestion.NewNewReno are provided, and applications may supply
+	// their own congestion.Controller.
+	Congestion congestion.ControllerFactory
+
+	// InitialPacketSize is the size of the UDP payloads sent before path
+	// MTU discovery finds more, at least 1200. Default 1252, which fits
+	// IPv6 tunnels on a 1280-byte MTU path.
+	InitialPacketSize int
+
+	// Tracer, if set, receives connection events for logging and
+	// metrics (qlog is built on it).
+	Tracer func(ConnectionTracingEvent)
+}
+
+// A ConnectionTracingEvent is an event reported to Config.Tracer.
+type ConnectionTracingEvent struct {
+	// Time is when the event happened.
+	Time time.Time
+	// Name is the event name, as in qlog ("quic:packet_sent", ...).
+	Name string
+	// Detail is a short human-readable description.
+	Detail string
+}
+
+// Defaults of Config.
+const (
+	defaultHandshakeIdleTimeout  = 5 * time.Second
+	defaultMaxIdleTimeout        = 30 * time.Second
+	defaultInitialStreamWindow   = 512 << 10
+	defaultMaxStreamWindow       = 16 << 20
+	defaultInitialConnWindow     = 768 << 10
+	defaultMaxConnWindow         = 24 << 20
+	defaultMaxIncomingStreams    = 100
+	defaultInitialPacketSize     = 1252
+	minInitialPacketSize         = 1200
+	defaultActiveConnIDLimit     = 4
+	defaultMaxDatagramFrameSize  = 65535
+	defaultMaxAckDelay           = 25 * time.Millisecond
+	defaultAckDelayExponent      = 3
+	maxCryptoBufferPerLevel      = 64 << 10
+	maxBufferedUndecryptable     = 16
+	defaultMaxStreamSendBuffered = 1 << 20
+)
+
+// withDefaults returns a copy of c with every zero field set to its
+// default. A nil c gives the defaults.
+func (c *Config) withDefaults() *Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	if d.HandshakeIdleTimeout <= 0 {
+		d.HandshakeIdleTimeout = defaultHandshakeIdleTimeout
+	}
+	if d.MaxIdleTimeout == 0 {
+		d.MaxIdleTimeout = defaultMaxIdleTimeout
+	}
+	if d.InitialStreamReceiveWindow == 0 {
+		d.InitialStreamReceiveWindow = defaultInitialStreamWindow
+	}
+	if d.MaxStreamReceiveWindow == 0 {
+		d.MaxStreamReceiveWindow = defaultMaxStreamWindow
+	}
+	d.MaxStreamReceiveWindow = max(d.MaxStreamReceiveWindow, d.InitialStreamReceiveWindow)
+	if d.InitialConnectionReceiveWindow == 0 {
+		d.InitialConnectionReceiveWindow = defaultInitialConnWindow
+	}
+	if d.MaxConnectionReceiveWindow == 0 {
+		d.MaxConnectionReceiveWindow = defaultMaxConnWindow
+	}
+	d.MaxConnectionReceiveWindow = max(d.MaxConnectionReceiveWindow, d.InitialConnectionReceiveWindow)
+	if d.MaxIncomingStreams == 0 {
+		d.MaxIncomingStreams = defaultMaxIncomingStreams
+	}
+	if d.MaxIncomingUniStreams == 0 {
+		d.MaxIncomingUniStreams = defaultMaxIncomingStreams
+	}
+	if len(d.Versions) == 0 {
+		d.Versions = []wire.Version{wire.Version1, wire.Version2}
+	}
+	if d.Congestion == nil {
+		d.Congestion = congestion.NewCubic
+	}
+	if d.InitialPacketSize == 0 {
+		d.InitialPacketSize = defaultInitialPacketSize
+	}
+	d.InitialPacketSize = max(d.InitialPacketSize, minInitialPacketSize)
+	return &d
+}

@@ -1,0 +1,420 @@
+package quic
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/wire"
+)
+
+// A Conn is a QUIC connection. One goroutine, started when the connection
+// is created, owns all of its protocol state: it reads the datagrams the
+// Transport routes to it, runs its timers and sends its packets.
+// Application goroutines reach it only through streams, datagram queues
+// and the methods below. Multiple goroutines may invoke methods on a Conn
+// simultaneously.
+type Conn struct {
+	t      *Transport
+	remote net.Addr
+	config *Config
+	state  *connState // owned by the run goroutine
+
+	inbound chan inboundDatagram
+	wakeCh  chan struct{}
+	closeCh chan closeRequest
+
+	handshakeDone chan struct{}
+	ctx           context.Context
+	cancel        context.CancelCauseFunc
+	done          chan struct{} // closed when the run goroutine exits
+
+	// mu guards what application goroutines may read of the state.
+	mu        sync.Mutex
+	snapshot  connSnapshot
+	closeErr  error
+	dropped   uint64 // datagrams dropped because inbound was full
+	onClosed  func(*Conn)
+	handshook bool
+}
+
+// inboundDatagram is a datagram routed to a connection.
+type inboundDatagram struct {
+	data []byte
+	buf  *[]byte // pooled storage to return, or nil
+	ecn  ackhandler.ECNMark
+}
+
+type closeRequest struct {
+	code   ApplicationErrorCode
+	reason string
+}
+
+// inboundQueueLen bounds the datagrams waiting for a connection's
+// goroutine; beyond it they are dropped (and counted) so that a slow
+// connection never blocks the Transport's read loop.
+const inboundQueueLen = 256
+
+func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
+	c := &Conn{
+		t: t, remote: remote, config: cfg,
+		inbound:       make(chan inboundDatagram, inboundQueueLen),
+		wakeCh:        make(chan struct{}, 1),
+		closeCh:       make(chan closeRequest, 1),
+		handshakeDone: make(chan struct{}),
+		done:          make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	return c
+}
+
+// start runs the connection's goroutine around its state machine.
+func (c *Conn) start(st *connState) {
+	c.state = st
+	st.streams.wake = c.wake
+	c.t.wg.Add(1)
+	go c.run()
+}
+
+// enqueue hands a datagram to the connection without blocking; it reports
+// false if the queue was full and the datagram dropped.
+func (c *Conn) enqueue(d inboundDatagram) bool {
+	select {
+	case c.inbound <- d:
+		return true
+	default:
+		c.mu.Lock()
+		c.dropped++
+		c.mu.Unlock()
+		return false
+	}
+}
+
+func (c *Conn) wake() {
+	select {
+	case c.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Conn) run() {
+	defer c.t.wg.Done()
+	defer close(c.done)
+	st := c.state
+	buf := make([]byte, 0, maxPacketBufferSize)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		for i := 0; i < 64; i++ { // bounded burst, then look at input again
+			d := st.pollTransmit(now, buf[:0])
+			if d == nil {
+				break
+			}
+			c.t.writeTo(d, c.remote)
+		}
+		c.publish()
+		if st.closeState == stateClosed {
+			c.finish()
+			return
+		}
+		if d := st.nextDeadline(now); !d.IsZero() {
+			timer.Reset(max(d.Sub(now), 0))
+		} else {
+			timer.Reset(time.Hour)
+		}
+		select {
+		case d := <-c.inbound:
+			c.handle(d)
+			for n := 0; n < 32; n++ { // drain a batch
+				select {
+				case d := <-c.inbound:
+					c.handle(d)
+					continue
+				default:
+				}
+				break
+			}
+		case <-timer.C:
+			st.handleTimeout(time.Now())
+		case <-c.wakeCh:
+		case r := <-c.closeCh:
+			st.closeApplication(time.Now(), r.code, r.reason)
+		case <-c.t.closing:
+			st.closeApplication(time.Now(), 0, "transport closed")
+		}
+	}
+}
+
+func (c *Conn) handle(d inboundDatagram) {
+	c.state.handleDatagram(time.Now(), d.data, d.ecn)
+	if d.buf != nil {
+		putPacketBuffer(d.buf)
+	}
+}
+
+// connSnapshot is what application goroutines can read of the state.
+type connSnapshot struct {
+	tls       tls.ConnectionState
+	version   wire.Version
+	stats     ConnectionStats
+	datagrams bool
+}
+
+// publish tells application goroutines what changed.
+func (c *Conn) publish() {
+	st := c.state
+	if st.events.handshakeComplete {
+		st.events.handshakeComplete = false
+		c.mu.Lock()
+		c.handshook = true
+		c.snapshot.tls = st.tls.ConnectionState()
+		c.snapshot.version = st.version
+		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.mu.Unlock()
+		close(c.handshakeDone)
+	}
+	c.mu.Lock()
+	c.snapshot.stats = st.stats()
+	c.mu.Unlock()
+	if st.events.closed {
+		st.events.closed = false
+		err := st.closeErr
+		if err == nil {
+			err = errClosed
+		}
+		c.mu.Lock()
+		if c.closeErr == nil {
+			c.closeErr = err
+		}
+		c.mu.Unlock()
+		st.streams.closeAll(err)
+		c.cancel(err)
+	}
+}
+
+// finish releases the connection's routes when its state is gone.
+func (c *Conn) finish() {
+	c.state.localIDs.removeAll()
+	c.t.handlers.remove(c.state.origDstConnID, c)
+	if c.onClosed != nil {
+		c.onClosed(c)
+	}
+	for {
+		select {
+		case d := <-c.inbound:
+			if d.buf != nil {
+				putPacketBuffer(d.buf)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// err returns why the connection ended, or nil while it is open.
+func (c *Conn) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// OpenStream opens a bidirectional stream without blocking. It fails if the
+// peer's stream limit is reached; OpenStreamSync waits instead.
+func (c *Conn) OpenStream() (*Stream, error) {
+	s, _, err := c.state.streams.openStream(true)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, errTooManyStreams
+	}
+	return &Stream{s}, nil
+}
+
+// errTooManyStreams is returned by OpenStream at the peer's stream limit.
+var errTooManyStreams = errors.New("quic: too many open streams")
+
+// OpenStreamSync opens a bidirectional stream, waiting while the peer's
+// stream limit is reached, until ctx is done.
+func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) {
+	for {
+		s, wait, err := c.state.streams.openStream(true)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return &Stream{s}, nil
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// OpenUniStream opens a unidirectional stream without blocking.
+func (c *Conn) OpenUniStream() (*SendStream, error) {
+	s, _, err := c.state.streams.openStream(false)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, errTooManyStreams
+	}
+	return &SendStream{s}, nil
+}
+
+// OpenUniStreamSync opens a unidirectional stream, waiting while the peer's
+// limit is reached, until ctx is done.
+func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
+	for {
+		s, wait, err := c.state.streams.openStream(false)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return &SendStream{s}, nil
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// AcceptStream waits for the peer to open a bidirectional stream.
+func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
+	for {
+		s, wait, err := c.state.streams.acceptStream(true)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return &Stream{s}, nil
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// AcceptUniStream waits for the peer to open a unidirectional stream.
+func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
+	for {
+		s, wait, err := c.state.streams.acceptStream(false)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return &ReceiveStream{s}, nil
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// SendDatagram queues an unreliable datagram (RFC 9221). It fails if either
+// side did not enable datagrams; a datagram too large for a packet is
+// dropped. At most 32 wait to be sent; older ones are dropped first.
+func (c *Conn) SendDatagram(p []byte) error {
+	c.mu.Lock()
+	ok, err := c.snapshot.datagrams, c.closeErr
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("quic: datagrams not negotiated")
+	}
+	c.state.datagrams.pushSend(p)
+	c.wake()
+	return nil
+}
+
+// ReceiveDatagram waits for a datagram from the peer.
+func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	for {
+		p, wait := c.state.datagrams.popReceived()
+		if p != nil {
+			return p, nil
+		}
+		select {
+		case <-wait:
+		case <-c.ctx.Done():
+			return nil, context.Cause(c.ctx)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// CloseWithError closes the connection with an application error code and
+// reason, which the peer receives in a CONNECTION_CLOSE frame. It returns
+// once the frame is sent, or immediately if the connection already ended.
+func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
+	select {
+	case c.closeCh <- closeRequest{code, reason}:
+	default:
+	}
+	select {
+	case <-c.ctx.Done():
+	case <-c.done:
+	}
+	return nil
+}
+
+// Context returns a context cancelled when the connection ends; its cause
+// (context.Cause) is the reason.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// HandshakeComplete returns a channel closed when the handshake completes.
+func (c *Conn) HandshakeComplete() <-chan struct{} { return c.handshakeDone }
+
+// LocalAddr returns the local address.
+func (c *Conn) LocalAddr() net.Addr { return c.t.Conn.LocalAddr() }
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// ConnectionState describes the connection once the handshake completed.
+type ConnectionState struct {
+	// TLS is the TLS state: negotiated protocol, cipher suite, peer
+	// certificates, whether the session was resumed.
+	TLS tls.ConnectionState
+	// Version is the QUIC version in use.
+	Version wire.Version
+	// Used0RTT reports whether 0-RTT data was accepted.
+	Used0RTT bool
+	// SupportsDatagrams reports whether both sides enabled RFC 9221
+	// datagrams.
+	SupportsDatagrams bool
+}
+
+// ConnectionState returns the connection's state; it is meaningful after
+// HandshakeComplete.
+func (c *Conn) ConnectionState() ConnectionState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ConnectionState{TLS: c.snapshot.tls, Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams}
+}
+
+// Stats returns the connection's statistics.
+func (c *Conn) Stats() ConnectionStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snapshot.stats
+	s.DatagramsDropped = c.dropped
+	return s
+}

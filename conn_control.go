@@ -1,0 +1,93 @@
+package quic
+
+import (
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/wire"
+)
+
+// controlFramesPending reports whether connection-level control frames
+// wait to be sent.
+func (c *connState) controlFramesPending() bool {
+	if c.connRecv.ShouldSendUpdate() {
+		return true
+	}
+	if _, ok := c.connSend.Blocked(); ok && c.streams.hasDataToSend() {
+		return true
+	}
+	return c.streams.controlFramesPending() || c.connIDFramesPending()
+}
+
+// appendControlFrames appends the connection's and streams' flow-control
+// and stream-control frames that fit before end.
+func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte {
+	const s = ackhandler.SpaceApplication
+	if c.connRecv.ShouldSendUpdate() {
+		// "A receiver MUST ... send MAX_DATA ... frames as it consumes
+		// data" (RFC 9000, Section 4.2).
+		limit := c.connRecv.NextLimit(now, c.rtt.Smoothed())
+		f := wire.MaxDataFrame{MaximumData: limit}
+		if end-len(b) >= f.EncodedLen() {
+			b = f.Append(b)
+			c.connRecv.OnUpdateSent(limit)
+			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeMaxData, Offset: limit})
+		}
+	}
+	if limit, ok := c.connSend.Blocked(); ok && c.streams.hasDataToSend() {
+		// "A sender SHOULD send a STREAM_DATA_BLOCKED or DATA_BLOCKED frame
+		// to indicate to the receiver that it has data to write but is
+		// blocked by flow control limits." (RFC 9000, Section 4.1)
+		f := wire.DataBlockedFrame{MaximumData: limit}
+		if end-len(b) >= f.EncodedLen() {
+			b = f.Append(b)
+			c.connSend.OnBlockedSent(limit)
+			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeDataBlocked, Offset: limit})
+		}
+	}
+	b = c.appendConnIDFrames(b, end)
+	return c.streams.appendControlFrames(now, b, end)
+}
+
+// datagramQueueLen bounds the DATAGRAM frames waiting in each direction;
+// beyond it the oldest are dropped ("DATAGRAM frames ... are not
+// retransmitted", RFC 9221, Section 5, so dropping is within the
+// contract).
+const datagramQueueLen = 32
+
+func (c *connState) handleDatagramFrame(f wire.DatagramFrame) error {
+	// "An endpoint that receives a DATAGRAM frame when it has not
+	// indicated support via the transport parameter MUST terminate the
+	// connection with an error of type PROTOCOL_VIOLATION. Similarly, an
+	// endpoint that receives a DATAGRAM frame that is larger than the value
+	// it sent in its max_datagram_frame_size transport parameter MUST
+	// terminate the connection with an error of type PROTOCOL_VIOLATION."
+	// (RFC 9221, Section 3)
+	if c.params.MaxDatagramFrameSize == 0 || uint64(f.EncodedLen()) > c.params.MaxDatagramFrameSize {
+		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: wire.FrameTypeDatagram, Reason: "unexpected DATAGRAM frame"}
+	}
+	c.datagrams.pushReceived(f.Data)
+	return nil
+}
+
+// appendDatagramFrames appends queued datagrams that fit in this packet.
+// A datagram too large for any packet is dropped.
+func (c *connState) appendDatagramFrames(b []byte, end int) []byte {
+	for {
+		d, ok := c.datagrams.peekSend()
+		if !ok {
+			return b
+		}
+		f := wire.DatagramFrame{Data: d, HasLength: true}
+		if f.EncodedLen() > end-len(b) {
+			if f.EncodedLen() > c.maxDatagramSize-64 {
+				c.datagrams.popSend() // can never fit
+				continue
+			}
+			return b
+		}
+		b = f.Append(b)
+		c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{Type: wire.FrameTypeDatagramWithLength})
+		c.datagrams.popSend()
+	}
+}

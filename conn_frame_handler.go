@@ -1,0 +1,58 @@
+package quic
+
+import (
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/wire"
+)
+
+// connFrameHandler learns from the loss detector which frames of sent
+// packets were acknowledged or lost (ackhandler.FrameHandler). Lost frames
+// are not resent as they were: their owner is marked as needing to send,
+// and the next packet carries current values ("the latest MAX_DATA, not
+// the old one"; RFC 9000, Section 13.3).
+//
+// FrameRecord fields by frame type:
+//   - ACK: Offset = Largest Acknowledged of the frame sent.
+//   - CRYPTO: Offset, Length.
+//   - STREAM: StreamID, Offset, Length, Extra = 1 with FIN.
+//   - MAX_DATA, DATA_BLOCKED: Offset = the limit sent.
+//   - MAX_STREAM_DATA, STREAM_DATA_BLOCKED: StreamID, Offset = limit.
+//   - MAX_STREAMS, STREAMS_BLOCKED: Extra = 1 for bidirectional.
+//   - RESET_STREAM, STOP_SENDING: StreamID.
+type connFrameHandler struct{ c *connState }
+
+func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.FrameRecord) {
+	c := h.c
+	switch {
+	case f.Type == wire.FrameTypeAck:
+		c.spaces[space].recv.IgnoreBelow(wire.PacketNumber(f.Offset) + 1)
+	case f.Type == wire.FrameTypeCrypto:
+		c.spaces[space].cryptoSend.onAcked(f.Offset, int(f.Length), false)
+	case f.Type.IsStream(), f.Type == wire.FrameTypeResetStream, f.Type == wire.FrameTypeStopSending:
+		c.streams.onFrameAcked(f)
+	case f.Type == wire.FrameTypeNewConnectionID:
+		c.localIDs.onFrameAcked(f.Extra)
+	case f.Type == wire.FrameTypeRetireConnectionID:
+		c.peerIDs.onFrameAcked(f.Extra)
+	}
+}
+
+func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.FrameRecord) {
+	c := h.c
+	switch {
+	case f.Type == wire.FrameTypeCrypto:
+		c.spaces[space].cryptoSend.onLost(f.Offset, int(f.Length), false)
+	case f.Type == wire.FrameTypeHandshakeDone:
+		c.handshakeDoneToSend = true
+	case f.Type == wire.FrameTypeMaxData:
+		c.connRecv.OnUpdateLost(f.Offset)
+	case f.Type == wire.FrameTypeDataBlocked:
+		c.connSend.OnBlockedLost(f.Offset)
+	case f.Type == wire.FrameTypeNewConnectionID:
+		c.localIDs.onFrameLost(f.Extra)
+	case f.Type == wire.FrameTypeRetireConnectionID:
+		c.peerIDs.onFrameLost(f.Extra)
+	default:
+		c.streams.onFrameLost(f)
+	}
+}

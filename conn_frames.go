@@ -1,0 +1,175 @@
+package quic
+
+import (
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/wire"
+)
+
+// handleFrames processes the frames of a decrypted packet of type pt in
+// space and reports whether the packet was ack-eliciting.
+func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.PacketType, payload []byte) (ackEliciting bool, err error) {
+	f := &c.rxFrame
+	for len(payload) > 0 {
+		n, err := wire.ParseFrame(payload, f, 0)
+		if err != nil {
+			return false, err
+		}
+		payload = payload[n:]
+		if err := wire.CheckFrameAllowed(f.Type, pt); err != nil {
+			return false, err
+		}
+		if f.Type.IsAckEliciting() {
+			ackEliciting = true
+		}
+		if err := c.handleFrame(now, space, f); err != nil {
+			return false, err
+		}
+		if c.closeState != stateActive {
+			return ackEliciting, nil
+		}
+	}
+	return ackEliciting, nil
+}
+
+func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
+	t := f.Type
+	switch {
+	case t == wire.FrameTypePadding, t == wire.FrameTypePing:
+		return nil
+	case t == wire.FrameTypeAck || t == wire.FrameTypeAckECN:
+		return c.handleAckFrame(now, space, &f.Ack)
+	case t == wire.FrameTypeCrypto:
+		return c.handleCryptoFrame(now, space, f.Crypto)
+	case t.IsStream():
+		return c.streams.handleStreamFrame(now, f.Stream)
+	case t == wire.FrameTypeResetStream:
+		return c.streams.handleResetStream(now, f.ResetStream.StreamID, f.ResetStream.ErrorCode, f.ResetStream.FinalSize)
+	case t == wire.FrameTypeStopSending:
+		return c.streams.handleStopSending(now, f.StopSending)
+	case t == wire.FrameTypeMaxData:
+		c.connSend.OnMaxData(f.MaxData.MaximumData)
+		return nil
+	case t == wire.FrameTypeMaxStreamData:
+		return c.streams.handleMaxStreamData(f.MaxStreamData)
+	case t == wire.FrameTypeMaxStreamsBidi || t == wire.FrameTypeMaxStreamsUni:
+		c.streams.handleMaxStreams(f.MaxStreams)
+		return nil
+	case t == wire.FrameTypeDataBlocked:
+		c.connRecv.OnBlockedReceived(f.DataBlocked.MaximumData)
+		return nil
+	case t == wire.FrameTypeStreamDataBlocked:
+		return c.streams.handleStreamDataBlocked(f.StreamDataBlocked)
+	case t == wire.FrameTypeStreamsBlockedBidi || t == wire.FrameTypeStreamsBlockedUni:
+		return nil // our limits are raised as streams close, not on request
+	case t == wire.FrameTypeNewToken:
+		// "A server MUST treat receipt of a NEW_TOKEN frame as a
+		// connection error of type PROTOCOL_VIOLATION." (RFC 9000,
+		// Section 19.7)
+		if c.role == wire.RoleServer {
+			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "NEW_TOKEN sent by a client"}
+		}
+		return nil
+	case t == wire.FrameTypeNewConnectionID:
+		return c.handleNewConnectionID(f.NewConnectionID)
+	case t == wire.FrameTypeRetireConnectionID:
+		return c.handleRetireConnectionID(f.RetireConnectionID)
+	case t == wire.FrameTypePathChallenge:
+		// "On receiving a PATH_CHALLENGE frame, an endpoint MUST respond
+		// by echoing the data contained in the PATH_CHALLENGE frame in a
+		// PATH_RESPONSE frame." (RFC 9000, Section 8.2.2)
+		c.pathResponse, c.pathResponseToSend = f.PathChallenge.Data, true
+		return nil
+	case t == wire.FrameTypePathResponse:
+		return nil // no path validation in progress yet
+	case t == wire.FrameTypeConnectionClose || t == wire.FrameTypeConnectionCloseApp:
+		c.handleConnectionClose(now, f.ConnectionClose)
+		return nil
+	case t == wire.FrameTypeHandshakeDone:
+		// "A server MUST treat receipt of a HANDSHAKE_DONE frame as a
+		// connection error of type PROTOCOL_VIOLATION." (Section 19.20)
+		if c.role == wire.RoleServer {
+			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "HANDSHAKE_DONE sent by a client"}
+		}
+		// "the TLS handshake is considered confirmed at the client when
+		// a HANDSHAKE_DONE frame is received" (RFC 9001, Section 4.1.2)
+		c.sent.SetPeerCompletedAddressValidation(now)
+		c.confirmHandshake(now)
+		return nil
+	case t == wire.FrameTypeDatagram || t == wire.FrameTypeDatagramWithLength:
+		return c.handleDatagramFrame(f.Datagram)
+	case t == wire.FrameTypeImmediateAck:
+		c.spaces[space].recv.OnImmediateAck(now)
+		return nil
+	case t == wire.FrameTypeAckFrequency:
+		af := f.AckFrequency
+		c.spaces[space].recv.SetAckFrequency(af.AckElicitingThreshold, time.Duration(af.RequestedMaxAckDelay)*time.Microsecond, af.ReorderingThreshold)
+		return nil
+	case t == wire.FrameTypeResetStreamAt:
+		// Not advertised (reset_stream_at), so the peer must not send it.
+		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "RESET_STREAM_AT not negotiated"}
+	}
+	return &wire.TransportError{Code: wire.FrameEncodingError, FrameType: t, Reason: "unhandled frame"}
+}
+
+func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wire.AckFrame) error {
+	exp := uint8(defaultAckDelayExponent)
+	if c.peerParams != nil {
+		exp = c.peerParams.AckDelayExponent
+	}
+	if err := c.sent.OnAckReceived(now, space, f, exp); err != nil {
+		return err
+	}
+	switch {
+	case space == ackhandler.SpaceApplication && c.oneRTT != nil:
+		c.oneRTT.OnAcked(now, f.LargestAcked())
+	case space == ackhandler.SpaceHandshake && c.role == wire.RoleClient:
+		// A client knows the server validated its address once its
+		// Handshake packets are acknowledged (RFC 9002, Section 6.2.2.1).
+		c.sent.SetPeerCompletedAddressValidation(now)
+	}
+	return nil
+}
+
+// handleCryptoFrame reassembles CRYPTO data and passes what is contiguous
+// to TLS. "Implementations MUST support buffering at least 4096 bytes of
+// data received in out-of-order CRYPTO frames. ... If an endpoint does not
+// expand its buffer, it MUST close the connection with a
+// CRYPTO_BUFFER_EXCEEDED error code." (RFC 9000, Section 7.5)
+func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f wire.CryptoFrame) error {
+	sp := &c.spaces[space]
+	if f.Offset+uint64(len(f.Data)) > sp.cryptoRecv.readOffset()+maxCryptoBufferPerLevel {
+		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto, Reason: "CRYPTO data beyond buffer"}
+	}
+	if _, err := sp.cryptoRecv.push(f.Offset, f.Data); err != nil {
+		return nil // too fragmented: dropped, the peer retransmits
+	}
+	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
+	for sp.cryptoRecv.readable() > 0 {
+		a, b := sp.cryptoRecv.peek()
+		for _, part := range [][]byte{a, b} {
+			if len(part) == 0 {
+				continue
+			}
+			if err := c.tls.HandleCrypto(level, part); err != nil {
+				return err
+			}
+			sp.cryptoRecv.consume(len(part))
+		}
+	}
+	return c.processTLSEvents(now)
+}
+
+func (c *connState) handleConnectionClose(now time.Time, f wire.ConnectionCloseFrame) {
+	var err error
+	if f.IsApplication {
+		err = &ApplicationError{Code: ApplicationErrorCode(f.ErrorCode), Reason: string(f.Reason), Remote: true}
+	} else {
+		err = &TransportError{Code: wire.TransportErrorCode(f.ErrorCode), FrameType: f.FrameType, Reason: string(f.Reason), Remote: true}
+	}
+	// "The draining state is entered once an endpoint receives a
+	// CONNECTION_CLOSE frame" (RFC 9000, Section 10.2.2).
+	c.enterDraining(now, err)
+}

@@ -1,0 +1,257 @@
+package quic
+
+import (
+	"errors"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/wire"
+)
+
+// handleDatagram processes one received UDP datagram: each coalesced
+// packet in turn (RFC 9000, Section 12.2). The datagram's memory is only
+// borrowed for the call; packets are decrypted in place.
+func (c *connState) handleDatagram(now time.Time, d []byte, ecn ackhandler.ECNMark) {
+	if c.closeState == stateClosed || c.closeState == stateDraining {
+		return
+	}
+	c.bytesReceived += uint64(len(d))
+	if c.closeState == stateClosing {
+		// "An endpoint in the closing state sends a packet containing a
+		// CONNECTION_CLOSE frame in response to any incoming packet"
+		// (RFC 9000, Section 10.2.1), rate-limited by pollTransmit.
+		c.closeToSend = true
+		return
+	}
+	for len(d) > 0 {
+		pkt, rest, err := wire.NextPacket(d, c.localConnID.Len())
+		if err != nil {
+			return
+		}
+		c.handlePacket(now, pkt, ecn, true)
+		if c.closeState != stateActive {
+			return
+		}
+		d = rest
+	}
+}
+
+// handlePacket removes protection from one packet and processes its
+// frames. Packets whose keys are not there yet are kept (a few, copied)
+// when buffer is set. Packets that fail are dropped silently, as RFC 9000,
+// Section 12.2 and RFC 9001, Section 5.5 ask; protocol errors close the
+// connection.
+func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
+	if wire.IsLongHeader(pkt[0]) {
+		c.handleLongHeaderPacket(now, pkt, ecn, buffer)
+		return
+	}
+	if c.oneRTT == nil {
+		c.bufferUndecryptable(pkt, buffer)
+		return
+	}
+	pnOff := 1 + c.localConnID.Len()
+	if len(pkt) < pnOff {
+		return
+	}
+	sp := &c.spaces[ackhandler.SpaceApplication]
+	pn, payload, err := c.oneRTT.Open(now, pkt, pnOff, sp.recv.LargestReceived())
+	if err != nil {
+		var te *wire.TransportError
+		if errors.As(err, &te) {
+			c.closeWithError(now, err)
+			return
+		}
+		if c.isStatelessReset(pkt) {
+			c.onStatelessReset(now)
+		}
+		return
+	}
+	if err := wire.CheckReservedBits(pkt[0], false); err != nil {
+		c.closeWithError(now, err)
+		return
+	}
+	c.rxDstConnID = wire.NewConnectionID(pkt[1:pnOff])
+	c.processPayload(now, ackhandler.SpaceApplication, wire.PacketType1RTT, pn, payload, ecn)
+}
+
+func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
+	typ, err := wire.PacketTypeOf(pkt)
+	if err != nil {
+		return
+	}
+	switch typ {
+	case wire.PacketTypeVersionNegotiation:
+		c.handleVersionNegotiation(now, pkt)
+		return
+	case wire.PacketTypeRetry:
+		c.handleRetry(now, pkt)
+		return
+	}
+	hdr, pnOff, err := wire.ParseLongHeader(pkt)
+	if err != nil || hdr.Version != c.version {
+		return
+	}
+	var space ackhandler.Space
+	var open *handshake.Opener
+	switch typ {
+	case wire.PacketTypeInitial:
+		space, open = ackhandler.SpaceInitial, c.spaces[ackhandler.SpaceInitial].open
+	case wire.PacketTypeHandshake:
+		space, open = ackhandler.SpaceHandshake, c.spaces[ackhandler.SpaceHandshake].open
+	case wire.PacketType0RTT:
+		if c.role != wire.RoleServer {
+			return
+		}
+		space, open = ackhandler.SpaceApplication, c.zeroRTTOpen
+	default:
+		return
+	}
+	sp := &c.spaces[space]
+	if sp.discarded || (typ == wire.PacketType0RTT && c.oneRTT != nil && c.zeroRTTOpen == nil) {
+		return
+	}
+	if open == nil {
+		c.bufferUndecryptable(pkt, buffer)
+		return
+	}
+	pnLen, err := open.RemoveHeaderProtection(pkt, pnOff)
+	if err != nil {
+		return
+	}
+	trunc, _ := wire.ParseTruncatedPacketNumber(pkt[pnOff:], pnLen)
+	pn := wire.DecodePacketNumber(sp.recv.LargestReceived(), trunc, pnLen)
+	payload, err := open.Open(pkt, pnOff, pnLen, pn)
+	if err != nil {
+		return
+	}
+	if err := wire.CheckReservedBits(pkt[0], true); err != nil {
+		c.closeWithError(now, err)
+		return
+	}
+	if typ == wire.PacketTypeInitial && c.role == wire.RoleClient && sp.recv.LargestReceived() == wire.InvalidPacketNumber {
+		// "When an Initial packet is sent by a client that has not
+		// previously received an Initial or Retry packet from the server,
+		// the client populates the Destination Connection ID field with
+		// an unpredictable value. ... Upon first receiving an Initial or
+		// Retry packet from the server, the client uses the Source
+		// Connection ID supplied by the server as the Destination
+		// Connection ID for subsequent packets" (RFC 9000, Section 7.2).
+		c.peerConnID = hdr.SrcConnID
+		c.peerIDs.setInitial(hdr.SrcConnID)
+	}
+	if typ == wire.PacketTypeHandshake && c.role == wire.RoleServer {
+		// "a server MUST discard Initial keys when it first successfully
+		// processes a Handshake packet" (RFC 9001, Section 4.9.1), and
+		// "receipt of a packet protected with Handshake keys confirms that
+		// the peer successfully processed an Initial packet" so the
+		// client's address is validated (RFC 9000, Section 8.1).
+		if !c.addressValidated {
+			c.addressValidated = true
+			c.sent.SetAmplificationLimited(now, false)
+		}
+		c.dropSpace(now, ackhandler.SpaceInitial)
+	}
+	c.rxDstConnID = hdr.DstConnID
+	c.processPayload(now, space, typ, pn, payload, ecn)
+}
+
+// processPayload handles the frames of a decrypted packet and records it
+// for acknowledgment.
+func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wire.PacketType, pn wire.PacketNumber, payload []byte, ecn ackhandler.ECNMark) {
+	sp := &c.spaces[space]
+	if sp.recv.IsDuplicate(pn) {
+		return
+	}
+	if err := wire.CheckPayloadNotEmpty(payload); err != nil {
+		c.closeWithError(now, err)
+		return
+	}
+	ackEliciting, err := c.handleFrames(now, space, pt, payload)
+	if err != nil {
+		c.closeWithError(now, err)
+		return
+	}
+	if c.closeState != stateActive || sp.discarded {
+		return
+	}
+	sp.recv.OnPacket(now, pn, ackEliciting, ecn)
+	// "An endpoint restarts its idle timer when a packet from its peer is
+	// received and processed successfully." (RFC 9000, Section 10.1)
+	c.resetIdleTimer(now)
+}
+
+// bufferUndecryptable keeps a copy of a packet whose keys are not yet
+// available, up to a small bound (RFC 9001, Section 5.7: "Endpoints ... can
+// choose to buffer ... packets"; the bound keeps memory fixed).
+func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
+	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
+		return
+	}
+	c.undecryptable = append(c.undecryptable, append([]byte(nil), pkt...))
+}
+
+// isStatelessReset reports whether a packet that failed to decrypt ends
+// with a stateless reset token the peer gave us (RFC 9000, Section 10.3.1).
+func (c *connState) isStatelessReset(pkt []byte) bool {
+	return c.peerIDs.isStatelessReset(pkt)
+}
+
+// onStatelessReset ends the connection: "If the last 16 bytes of the
+// datagram are identical in value to a stateless reset token, the endpoint
+// MUST enter the draining period and not send any further packets on this
+// connection." (RFC 9000, Section 10.3.1)
+func (c *connState) onStatelessReset(now time.Time) {
+	c.enterDraining(now, &StatelessResetError{})
+}
+
+// handleVersionNegotiation makes a client give up when the server speaks
+// none of its versions (RFC 9000, Section 6.2): "A client MUST discard any
+// Version Negotiation packet if it has received and successfully processed
+// any other packet", and "MUST discard a Version Negotiation packet that
+// lists the QUIC version selected by the client."
+func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
+	if c.role != wire.RoleClient || c.spaces[ackhandler.SpaceInitial].recv.LargestReceived() != wire.InvalidPacketNumber {
+		return
+	}
+	vn, err := wire.ParseVersionNegotiation(pkt)
+	if err != nil || !c.localConnID.Equal(vn.DstConnID) || !c.origDstConnID.Equal(vn.SrcConnID) || vn.Contains(c.version) {
+		return
+	}
+	theirs := make([]wire.Version, vn.NumVersions())
+	for i := range theirs {
+		theirs[i] = vn.Version(i)
+	}
+	c.closeErr = &VersionNegotiationError{Ours: c.config.Versions, Theirs: theirs}
+	c.closeState = stateClosed
+	c.events.closed = true
+}
+
+// handleRetry follows one Retry (RFC 9000, Section 17.2.5.2): "A client
+// MUST accept and process at most one Retry packet for each connection
+// attempt", checking the integrity tag, and restarts the handshake toward
+// the new connection ID with the token.
+func (c *connState) handleRetry(now time.Time, pkt []byte) {
+	if c.role != wire.RoleClient || c.hasRetried || c.spaces[ackhandler.SpaceInitial].recv.LargestReceived() != wire.InvalidPacketNumber {
+		return
+	}
+	r, err := wire.ParseRetryPacket(pkt)
+	if err != nil || r.Version != c.version || !r.DstConnID.Equal(c.localConnID.Bytes()) {
+		return
+	}
+	if !handshake.VerifyRetryIntegrity(c.version, c.origDstConnID.Bytes(), pkt) {
+		return
+	}
+	c.hasRetried = true
+	c.retrySrcConnID = r.SrcConnID
+	c.peerConnID = r.SrcConnID
+	c.peerIDs.setInitial(r.SrcConnID)
+	c.retryToken = append([]byte(nil), r.Token...)
+	// New Initial keys from the Retry's Source Connection ID; everything
+	// sent in Initial packets is sent again (RFC 9002, Section 6.3).
+	seal, open := handshake.NewInitialKeys(c.version, r.SrcConnID.Bytes(), true)
+	sp := &c.spaces[ackhandler.SpaceInitial]
+	sp.seal, sp.open = seal, open
+	c.sent.Requeue(now, ackhandler.SpaceInitial)
+}

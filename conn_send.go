@@ -1,0 +1,364 @@
+package quic
+
+import (
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/wire"
+)
+
+// sendMode says what a packet may carry.
+type sendMode uint8
+
+const (
+	sendAckOnly sendMode = iota // congestion- or pacing-limited: ACKs only
+	sendAny                     // anything the window allows
+	sendProbe                   // a PTO probe: ack-eliciting, ignores the window
+)
+
+// minPacketRoom is the least space worth starting a packet in: a header,
+// a few bytes of frames and the AEAD tag.
+const minPacketRoom = 1 + 20 + 4 + 4 + 16
+
+// pollTransmit writes the next datagram to send into buf, which must have a
+// capacity of at least the maximum datagram size, and returns it; it
+// returns nil when there is nothing to send now. Packets of the Initial,
+// Handshake and application spaces are coalesced in that order
+// (RFC 9000, Section 12.2).
+func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
+	switch c.closeState {
+	case stateClosed, stateDraining:
+		return nil
+	case stateClosing:
+		if !c.closeToSend {
+			return nil
+		}
+		c.closeToSend = false
+		return c.appendClosePackets(now, buf[:0])
+	}
+	c.streams.processAttention(now)
+	limit := c.maxDatagramSize
+	if !c.addressValidated {
+		// "Prior to validating the client address, servers MUST NOT send
+		// more than three times as many bytes as the number of bytes they
+		// have received." (RFC 9000, Section 8.1)
+		allowance := 3*c.bytesReceived - min(c.bytesSent, 3*c.bytesReceived)
+		if allowance < minPacketRoom+16 {
+			c.sent.SetAmplificationLimited(now, true)
+			return nil
+		}
+		limit = min(limit, int(allowance))
+	}
+	mode := c.sendMode(now)
+	b := buf[:0]
+	// "A client MUST expand the payload of all UDP datagrams carrying
+	// Initial packets to at least the smallest allowed maximum datagram
+	// size of 1200 bytes ... a server MUST expand the payload of all UDP
+	// datagrams carrying ack-eliciting Initial packets" (RFC 9000,
+	// Section 14.1). The last packet of such a datagram carries the
+	// PADDING.
+	padDatagram := false
+	for s := ackhandler.SpaceInitial; s <= ackhandler.SpaceApplication; s++ {
+		room := limit - len(b)
+		if room < minPacketRoom {
+			break
+		}
+		if s == ackhandler.SpaceInitial && c.wantsToSend(now, s, mode) {
+			sp := &c.spaces[s]
+			padDatagram = c.role == wire.RoleClient || (mode != sendAckOnly && sp.cryptoSend.hasData()) || mode == sendProbe
+		}
+		padTo := 0
+		if padDatagram && c.isLastSpaceToSend(now, s, mode) {
+			padTo = min(minInitialPacketSize, limit)
+		}
+		start := len(b)
+		var pt wire.PacketType
+		b, pt, _ = c.appendPacket(now, b, s, room, mode, padTo)
+		if len(b) == start {
+			continue
+		}
+		if pt == wire.PacketTypeHandshake && c.role == wire.RoleClient && !c.sentHandshakePacket {
+			// "a client MUST discard Initial keys when it first sends a
+			// Handshake packet" (RFC 9001, Section 4.9.1).
+			c.sentHandshakePacket = true
+			c.dropSpace(now, ackhandler.SpaceInitial)
+		}
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if padDatagram && len(b) < min(minInitialPacketSize, limit) {
+		// A later space had less to send than it seemed: add a packet
+		// made of PADDING.
+		b = c.appendPaddingPacket(now, b, min(minInitialPacketSize, limit)-len(b))
+	}
+	c.bytesSent += uint64(len(b))
+	return b
+}
+
+// wantsToSend reports whether space s has an ACK due or frames to send.
+func (c *connState) wantsToSend(now time.Time, s ackhandler.Space, mode sendMode) bool {
+	sp := &c.spaces[s]
+	pt, ok := c.packetTypeFor(s)
+	if !ok || sp.discarded {
+		return false
+	}
+	if mode == sendProbe && c.sent.ProbeSpace() != s {
+		mode = sendAckOnly
+	}
+	return ackDue(sp, now) || c.hasDataToSend(s, pt, mode)
+}
+
+// ackDue reports whether the space must send an ACK frame now; AckDeadline
+// is zero when none is due.
+func ackDue(sp *packetSpace, now time.Time) bool {
+	d := sp.recv.AckDeadline()
+	return !d.IsZero() && !d.After(now)
+}
+
+// isLastSpaceToSend reports whether no space after s has anything to send.
+func (c *connState) isLastSpaceToSend(now time.Time, s ackhandler.Space, mode sendMode) bool {
+	for later := s + 1; later <= ackhandler.SpaceApplication; later++ {
+		if c.wantsToSend(now, later, mode) {
+			return false
+		}
+	}
+	return true
+}
+
+// sendMode decides whether congestion control and pacing let data go now.
+func (c *connState) sendMode(now time.Time) sendMode {
+	if c.sent.ProbesToSend() > 0 {
+		return sendProbe
+	}
+	if c.sent.BytesInFlight() >= c.cc.CongestionWindow() {
+		return sendAckOnly
+	}
+	if t := c.pacer.TimeUntilSend(now, c.cc.PacingRate()); t.After(now) {
+		return sendAckOnly
+	}
+	return sendAny
+}
+
+// appendPacket appends one packet of space s, of at most room bytes, and
+// returns the extended datagram, the packet type, and whether the packet is
+// ack-eliciting. It appends nothing if there is nothing to send.
+func (c *connState) appendPacket(now time.Time, b []byte, s ackhandler.Space, room int, mode sendMode, padTo int) ([]byte, wire.PacketType, bool) {
+	sp := &c.spaces[s]
+	if !c.wantsToSend(now, s, mode) {
+		return b, 0, false
+	}
+	pt, _ := c.packetTypeFor(s)
+	if mode == sendProbe && c.sent.ProbeSpace() != s {
+		mode = sendAckOnly
+	}
+
+	pn, pnLen := c.sent.NextPacketNumber(s)
+	start := len(b)
+	pnOff := 0
+	if pt == wire.PacketType1RTT {
+		h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
+		b = h.Append(b, pn, pnLen)
+	} else {
+		h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
+		if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
+			h.Token = c.retryToken
+		}
+		b = h.Append(b, pn, pnLen) // Length 0 for now, in 2 bytes
+	}
+	pnOff = len(b) - pnLen
+	payloadStart := len(b)
+	end := start + room - 16 // leave room for the AEAD tag
+	if end-payloadStart < handshake.MinPayloadLen(pnLen)+1 {
+		return b[:start], 0, false
+	}
+
+	ackEliciting := false
+	// ACK first: it is small and always welcome (RFC 9000, Section 13.2).
+	if sp.recv.AckPending() {
+		if sp.recv.AppendAck(now, &sp.ackFrame, defaultAckDelayExponent) {
+			for len(sp.ackFrame.Ranges) > 1 && payloadStart+sp.ackFrame.EncodedLen() > end {
+				sp.ackFrame.Ranges = sp.ackFrame.Ranges[:len(sp.ackFrame.Ranges)-1]
+			}
+			if payloadStart+sp.ackFrame.EncodedLen() <= end {
+				b = sp.ackFrame.Append(b)
+				sp.recv.OnAckSent()
+				c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeAck, Offset: uint64(sp.ackFrame.LargestAcked())})
+			}
+		}
+	}
+	if mode != sendAckOnly {
+		var elicit bool
+		b, elicit = c.appendFrames(now, b, end, s, pt, mode)
+		ackEliciting = ackEliciting || elicit
+	}
+	if mode == sendProbe && !ackEliciting && end-len(b) >= 1 {
+		// "When there is no data to send, the sender SHOULD send a PING or
+		// other ack-eliciting frame in a single packet" (RFC 9002,
+		// Section 6.2.4).
+		b = append(b, byte(wire.FrameTypePing))
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing})
+		ackEliciting = true
+	}
+	if len(b) == payloadStart {
+		c.sent.DiscardFrames(s)
+		return b[:start], 0, false
+	}
+	// Header protection samples 16 bytes starting 4 bytes after the packet
+	// number (RFC 9001, Section 5.4.2); datagrams with Initial packets are
+	// padded to 1200 bytes.
+	padded := false
+	if need := max(padTo-16-len(b), payloadStart+handshake.MinPayloadLen(pnLen)-len(b)); need > 0 {
+		b = append(b, make([]byte, min(need, end-len(b)))...)
+		padded = padTo > 0
+	}
+	return c.sealPacket(now, b, start, pnOff, pnLen, pn, s, pt, ackEliciting, padded), pt, ackEliciting
+}
+
+// sealPacket fills in the Length field of a long header, protects the
+// packet that starts at start, and records it as sent.
+func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int, pn wire.PacketNumber, s ackhandler.Space, pt wire.PacketType, ackEliciting, padded bool) []byte {
+	sp := &c.spaces[s]
+	if pt != wire.PacketType1RTT {
+		length := uint64(len(b) - pnOff + 16)
+		wire.PutVarintWithLen(b[pnOff-2:], length, 2)
+	}
+	pkt := b[start:]
+	var sealed []byte
+	switch pt {
+	case wire.PacketType1RTT:
+		var err error
+		sealed, err = c.oneRTT.Seal(pkt, pnOff-start, pnLen, pn)
+		if err != nil {
+			c.sent.DiscardFrames(s)
+			c.closeWithError(now, err)
+			return b[:start]
+		}
+	case wire.PacketType0RTT:
+		sealed = c.zeroRTTSeal.Seal(pkt, pnOff-start, pnLen, pn)
+	default:
+		sealed = sp.seal.Seal(pkt, pnOff-start, pnLen, pn)
+	}
+	inFlight := ackEliciting || padded
+	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
+		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
+	})
+	if inFlight {
+		c.pacer.OnPacketSent(now, len(sealed), c.cc.PacingRate())
+	}
+	if ackEliciting {
+		c.lastAckEliciting = now
+	}
+	return b[:start+len(sealed)]
+}
+
+// appendPaddingPacket appends a packet made of PADDING, in the latest
+// space with keys, growing the datagram by about need bytes.
+func (c *connState) appendPaddingPacket(now time.Time, b []byte, need int) []byte {
+	s := ackhandler.SpaceApplication
+	pt, ok := c.packetTypeFor(s)
+	for !ok || c.spaces[s].discarded {
+		if s == ackhandler.SpaceInitial {
+			return b
+		}
+		s--
+		pt, ok = c.packetTypeFor(s)
+	}
+	pn, pnLen := c.sent.NextPacketNumber(s)
+	start := len(b)
+	if pt == wire.PacketType1RTT {
+		h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
+		b = h.Append(b, pn, pnLen)
+	} else {
+		h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
+		if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
+			h.Token = c.retryToken
+		}
+		b = h.Append(b, pn, pnLen)
+	}
+	pnOff := len(b) - pnLen
+	payload := max(need-(len(b)-start)-16, handshake.MinPayloadLen(pnLen), 1)
+	b = append(b, make([]byte, payload)...)
+	return c.sealPacket(now, b, start, pnOff, pnLen, pn, s, pt, false, true)
+}
+
+// packetTypeFor returns the packet type this endpoint sends in space s now,
+// and whether it has keys for it.
+func (c *connState) packetTypeFor(s ackhandler.Space) (wire.PacketType, bool) {
+	switch s {
+	case ackhandler.SpaceInitial:
+		return wire.PacketTypeInitial, c.spaces[s].seal != nil
+	case ackhandler.SpaceHandshake:
+		return wire.PacketTypeHandshake, c.spaces[s].seal != nil
+	}
+	if c.oneRTT != nil && (c.role == wire.RoleServer || c.handshakeComplete) {
+		return wire.PacketType1RTT, true
+	}
+	if c.zeroRTTSeal != nil && c.role == wire.RoleClient {
+		return wire.PacketType0RTT, true
+	}
+	return 0, false
+}
+
+// hasDataToSend reports whether space s has frames other than ACK to send.
+func (c *connState) hasDataToSend(s ackhandler.Space, pt wire.PacketType, mode sendMode) bool {
+	if mode == sendProbe {
+		return true
+	}
+	if mode == sendAckOnly {
+		return false
+	}
+	if c.spaces[s].cryptoSend.hasData() {
+		return true
+	}
+	if s != ackhandler.SpaceApplication {
+		return false
+	}
+	return c.handshakeDoneToSend || c.pathResponseToSend || c.pingToSend || c.controlFramesPending() || c.datagrams.hasSend() ||
+		(pt == wire.PacketType1RTT || pt == wire.PacketType0RTT) && c.streams.hasDataToSend()
+}
+
+// appendFrames appends everything but ACK that space s has to send, up to
+// end, and reports whether it added an ack-eliciting frame.
+func (c *connState) appendFrames(now time.Time, b []byte, end int, s ackhandler.Space, pt wire.PacketType, mode sendMode) ([]byte, bool) {
+	start := len(b)
+	if s == ackhandler.SpaceApplication && pt == wire.PacketType1RTT {
+		if c.handshakeDoneToSend && end-len(b) >= 1 {
+			b = append(b, byte(wire.FrameTypeHandshakeDone))
+			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeHandshakeDone})
+			c.handshakeDoneToSend = false
+		}
+		if c.pathResponseToSend && end-len(b) >= 9 {
+			b = wire.PathResponseFrame{Data: c.pathResponse}.Append(b)
+			c.pathResponseToSend = false
+		}
+		b = c.appendControlFrames(now, b, end)
+	}
+	// CRYPTO data (RFC 9000, Section 19.6).
+	sp := &c.spaces[s]
+	for pt != wire.PacketType0RTT && sp.cryptoSend.hasData() {
+		avail := end - len(b) - (1 + 8 + 2)
+		if avail <= 0 {
+			break
+		}
+		off, data, _, ok := sp.cryptoSend.nextFrame(avail)
+		if !ok {
+			break
+		}
+		b = wire.CryptoFrame{Offset: off, Data: data}.Append(b)
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(len(data))})
+	}
+	if s == ackhandler.SpaceApplication {
+		b = c.appendDatagramFrames(b, end)
+		b = c.streams.appendStreamFrames(now, b, end)
+		if c.pingToSend && len(b) == start && end-len(b) >= 1 {
+			b = append(b, byte(wire.FrameTypePing))
+			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing})
+		}
+		if len(b) > start {
+			c.pingToSend = false
+		}
+	}
+	return b, len(b) > start
+}

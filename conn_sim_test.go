@@ -1,0 +1,408 @@
+package quic
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/internal/netsim"
+	"github.com/quicstack/quic/wire"
+)
+
+// testTLS returns prepared client and server TLS configurations sharing a
+// freshly made CA, for "localhost" with ALPN "test".
+func testTLS(t testing.TB) (client, server *tls.Config) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	var err error
+	client, err = handshake.PrepareTLSConfig(&tls.Config{RootCAs: roots, ServerName: "localhost", NextProtos: []string{"test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = handshake.PrepareTLSConfig(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, server
+}
+
+// simEndpoint wraps a connState as a netsim.Endpoint. A server endpoint
+// creates its connState from the first Initial packet it receives.
+type simEndpoint struct {
+	t       testing.TB
+	c       *connState
+	peer    netsim.Addr
+	buf     []byte
+	lastNow time.Time
+	// server side
+	pending   []*stream
+	serverCfg *Config
+	serverTLS *tls.Config
+	seed      uint64
+}
+
+func (e *simEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
+	e.lastNow = now
+	if e.c == nil {
+		e.acceptFirst(now, d)
+		if e.c == nil {
+			return
+		}
+	}
+	e.c.handleDatagram(now, d.Payload, ackhandler.ECNMark(d.ECN))
+}
+
+func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
+	hdr, _, err := wire.ParseLongHeader(d.Payload)
+	if err != nil || hdr.Type != wire.PacketTypeInitial {
+		return
+	}
+	c, err := newConnState(now, wire.RoleServer, e.serverCfg, connParams{
+		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
+		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed,
+	})
+	if err != nil {
+		e.t.Fatalf("server connection: %v", err)
+	}
+	e.c = c
+	e.peer = d.Src
+}
+
+func (e *simEndpoint) HandleTimeout(now time.Time) {
+	e.lastNow = now
+	if e.c != nil {
+		e.c.handleTimeout(now)
+	}
+}
+
+func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
+	e.lastNow = now
+	if e.c == nil {
+		return
+	}
+	for i := 0; i < 64; i++ {
+		d := e.c.pollTransmit(now, e.buf[:0])
+		if d == nil {
+			return
+		}
+		out.Send(e.peer, d, netsim.NotECT)
+	}
+}
+
+func (e *simEndpoint) NextDeadline() time.Time {
+	if e.c == nil {
+		return time.Time{}
+	}
+	return e.c.nextDeadline(e.lastNow)
+}
+
+// testConnIDGen makes predictable 8-byte connection IDs.
+type testConnIDGen struct{ next uint64 }
+
+func (g *testConnIDGen) GenerateConnectionID() (ConnectionID, error) {
+	g.next++
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(g.next >> (56 - 8*i))
+	}
+	return wire.NewConnectionID(b[:]), nil
+}
+
+func (g *testConnIDGen) ConnectionIDLen() int { return 8 }
+
+// simPair is a client and a server connection on a simulated path.
+type simPair struct {
+	sim            *netsim.Sim
+	net            *netsim.Network
+	path           netsim.Path
+	client, server *simEndpoint
+	cnode, snode   *netsim.Node
+}
+
+func newSimPair(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64) *simPair {
+	t.Helper()
+	ctls, stls := testTLS(t)
+	sim := netsim.NewSim()
+	n := netsim.NewNetwork(sim, seed)
+	p := &simPair{sim: sim, net: n, path: n.Connect(1, 2, link, link)}
+	caddr, saddr := netsim.Addr{Host: 1, Port: 5000}, netsim.Addr{Host: 2, Port: 443}
+	dcid := wire.NewConnectionID([]byte{0xd0, 1, 2, 3, 4, 5, 6, 7})
+	cfgD := cfg.withDefaults()
+	cc, err := newConnState(sim.Now(), wire.RoleClient, cfgD, connParams{
+		tls: ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
+		version: wire.Version1, seed: seed,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.client = &simEndpoint{t: t, c: cc, peer: saddr, buf: make([]byte, 0, 1500)}
+	p.server = &simEndpoint{t: t, serverCfg: cfgD, serverTLS: stls, seed: seed + 1, buf: make([]byte, 0, 1500)}
+	p.snode = n.Attach(saddr, p.server)
+	p.cnode = n.Attach(caddr, p.client)
+	return p
+}
+
+// run advances simulated time in 1 ms steps, calling step (the
+// application's side: reads, writes) between them, until step reports done
+// or limit passes.
+func (p *simPair) run(t testing.TB, limit time.Duration, step func() bool) {
+	t.Helper()
+	end := p.sim.Now().Add(limit)
+	for p.sim.Now().Before(end) {
+		if step() {
+			return
+		}
+		p.cnode.Wake()
+		p.snode.Wake()
+		p.sim.RunFor(time.Millisecond)
+	}
+	t.Fatalf("condition not reached within %v of simulated time", limit)
+}
+
+var testLink = netsim.LinkConfig{Bandwidth: 100_000_000, Delay: 10 * time.Millisecond, QueuePackets: 1000}
+
+func TestSimHandshake(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 1)
+	p.run(t, 5*time.Second, func() bool {
+		return p.server.c != nil && p.client.c.handshakeConfirmed && p.server.c.handshakeConfirmed
+	})
+	// RFC 9001: the client completes after one round trip plus the
+	// server's flight; confirmation needs HANDSHAKE_DONE, 1.5 RTT.
+	if el := p.sim.Elapsed(); el > 100*time.Millisecond {
+		t.Errorf("handshake took %v of simulated time on a 20 ms RTT path", el)
+	}
+	for _, c := range []*connState{p.client.c, p.server.c} {
+		if !c.spaces[ackhandler.SpaceInitial].discarded || !c.spaces[ackhandler.SpaceHandshake].discarded {
+			t.Errorf("%v kept Initial or Handshake keys after confirmation", c.role)
+		}
+		if c.closeState != stateActive {
+			t.Errorf("%v closed: %v", c.role, c.closeErr)
+		}
+	}
+	if st := p.client.c.tls.ConnectionState(); st.NegotiatedProtocol != "test" {
+		t.Errorf("ALPN %q", st.NegotiatedProtocol)
+	}
+}
+
+// simWrite writes p to s without blocking and returns how much was taken.
+func simWrite(s *stream, p []byte) int {
+	s.mu.Lock()
+	n := s.send.write(p)
+	s.mu.Unlock()
+	if n > 0 {
+		s.m.markAttention(s)
+	}
+	return n
+}
+
+// simRead reads what is available from s without blocking.
+func simRead(s *stream, p []byte) (int, error) {
+	s.mu.Lock()
+	n, err := s.tryRead(p)
+	s.mu.Unlock()
+	if n > 0 {
+		s.m.markAttention(s)
+	}
+	return n, err
+}
+
+func TestSimStreamTransfer(t *testing.T) {
+	for _, size := range []int{1 << 20, 10 << 20} {
+		p := newSimPair(t, testLink, nil, 2)
+		p.run(t, 5*time.Second, func() bool { return p.client.c.handshakeComplete })
+		s, _, err := p.client.c.streams.openStream(true)
+		if err != nil || s == nil {
+			t.Fatalf("openStream: %v %v", s, err)
+		}
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		written := 0
+		var got bytes.Buffer
+		var srv *stream
+		buf := make([]byte, 64<<10)
+		eof := false
+		p.run(t, 60*time.Second, func() bool {
+			if written < len(data) {
+				written += simWrite(s, data[written:])
+				if written == len(data) {
+					s.closeWrite()
+				}
+				p.cnode.Wake()
+			}
+			if srv == nil && p.server.c != nil {
+				srv, _, _ = p.server.c.streams.acceptStream(true)
+			}
+			for srv != nil && !eof {
+				n, err := simRead(srv, buf)
+				got.Write(buf[:n])
+				if err == io.EOF {
+					eof = true
+				} else if err != nil {
+					t.Fatalf("read: %v", err)
+				}
+				if n == 0 {
+					break
+				}
+				p.snode.Wake()
+			}
+			return eof
+		})
+		if !bytes.Equal(got.Bytes(), data) {
+			t.Fatalf("received %d bytes, want %d, equal=%v", got.Len(), len(data), bytes.Equal(got.Bytes(), data))
+		}
+		t.Logf("%d MB in %v of simulated time", size>>20, p.sim.Elapsed())
+	}
+}
+
+func TestSimHandshakeUnderLoss(t *testing.T) {
+	lossy := testLink
+	lossy.LossProb = 0.3
+	var dropped int64
+	for seed := uint64(1); seed <= 20; seed++ {
+		p := newSimPair(t, lossy, nil, seed)
+		p.run(t, 60*time.Second, func() bool {
+			return p.server.c != nil && p.client.c.handshakeConfirmed && p.server.c.handshakeConfirmed
+		})
+		dropped += p.path.AB.Stats().Dropped() + p.path.BA.Stats().Dropped()
+	}
+	if dropped == 0 {
+		t.Fatal("no datagram was lost: the test did not exercise loss recovery")
+	}
+	t.Logf("20 handshakes completed with %d datagrams lost", dropped)
+}
+
+// RFC 9000, Section 10.1: "If a max_idle_timeout is specified by either
+// endpoint ... the connection is silently closed and its state is
+// discarded when it remains idle for longer than the minimum of the
+// max_idle_timeout value advertised by both endpoints."
+func TestSimIdleTimeout(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIdleTimeout: 30 * time.Second}, 3)
+	p.run(t, 5*time.Second, func() bool { return p.client.c.handshakeConfirmed && p.server.c.handshakeConfirmed })
+	p.sim.RunFor(time.Hour)
+	for _, c := range []*connState{p.client.c, p.server.c} {
+		if c.closeState != stateClosed {
+			t.Fatalf("%v still open after an hour idle", c.role)
+		}
+		if _, ok := c.closeErr.(*IdleTimeoutError); !ok {
+			t.Fatalf("%v closed with %v", c.role, c.closeErr)
+		}
+	}
+}
+
+func TestSimKeepAlive(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 10 * time.Second}, 4)
+	p.run(t, 5*time.Second, func() bool { return p.client.c.handshakeConfirmed && p.server.c.handshakeConfirmed })
+	p.sim.RunFor(10 * time.Minute)
+	for _, c := range []*connState{p.client.c, p.server.c} {
+		if c.closeState != stateActive {
+			t.Fatalf("%v closed despite keep-alive: %v", c.role, c.closeErr)
+		}
+	}
+}
+
+// RFC 9000, Section 10.2: the peer of an endpoint that closes with
+// CONNECTION_CLOSE learns the code, and both ends release the connection
+// after the closing and draining periods.
+func TestSimApplicationClose(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 5)
+	p.run(t, 5*time.Second, func() bool { return p.client.c.handshakeConfirmed && p.server.c.handshakeConfirmed })
+	p.client.c.closeApplication(p.sim.Now(), 0x42, "bye")
+	p.run(t, 5*time.Second, func() bool {
+		return p.client.c.closeState == stateClosed && p.server.c.closeState == stateClosed
+	})
+	ae, ok := p.server.c.closeErr.(*ApplicationError)
+	if !ok || ae.Code != 0x42 || ae.Reason != "bye" || !ae.Remote {
+		t.Fatalf("server saw %v", p.server.c.closeErr)
+	}
+	if ae, ok := p.client.c.closeErr.(*ApplicationError); !ok || ae.Remote {
+		t.Fatalf("client saw %v", p.client.c.closeErr)
+	}
+}
+
+// Many short request-response streams through a small stream limit: the
+// limit rises as streams close (RFC 9000, Section 4.6), so all complete.
+func TestSimManyStreamsThroughLimit(t *testing.T) {
+	const total = 2000
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 100}, 6)
+	p.run(t, 5*time.Second, func() bool { return p.client.c.handshakeComplete })
+	opened, done := 0, 0
+	var clientStreams []*stream
+	buf := make([]byte, 64)
+	maxOpenAtOnce := 0
+	p.run(t, 120*time.Second, func() bool {
+		for opened < total {
+			s, _, err := p.client.c.streams.openStream(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s == nil {
+				break
+			}
+			opened++
+			simWrite(s, []byte("ping"))
+			s.closeWrite()
+			clientStreams = append(clientStreams, s)
+		}
+		maxOpenAtOnce = max(maxOpenAtOnce, len(clientStreams))
+		if p.server.c != nil {
+			for {
+				s, _, _ := p.server.c.streams.acceptStream(true)
+				if s == nil {
+					break
+				}
+				p.server.pending = append(p.server.pending, s)
+			}
+			keep := p.server.pending[:0]
+			for _, s := range p.server.pending {
+				n, err := simRead(s, buf)
+				_ = n
+				if err == io.EOF {
+					simWrite(s, []byte("pong"))
+					s.closeWrite()
+					continue
+				}
+				keep = append(keep, s)
+			}
+			p.server.pending = keep
+		}
+		keepC := clientStreams[:0]
+		for _, s := range clientStreams {
+			_, err := simRead(s, buf)
+			if err == io.EOF {
+				done++
+				continue
+			}
+			keepC = append(keepC, s)
+		}
+		clientStreams = keepC
+		return done == total
+	})
+	if maxOpenAtOnce > 100 {
+		t.Errorf("had %d streams open at once with a limit of 100", maxOpenAtOnce)
+	}
+	t.Logf("%d streams in %v of simulated time", total, p.sim.Elapsed())
+}

@@ -1,0 +1,455 @@
+package quic
+
+import (
+	"context"
+	"crypto/tls"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/congestion"
+	"github.com/quicstack/quic/flowcontrol"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/wire"
+)
+
+// connState is the protocol core of one connection: a state machine that is
+// handed time and datagrams and returns datagrams and deadlines. It never
+// reads the clock, never touches a socket and starts no goroutine; the Conn
+// goroutine (or the simulator in tests) drives it:
+//
+//   - handleDatagram(now, datagram) for every datagram received,
+//   - handleTimeout(now) when nextDeadline() has passed,
+//   - pollTransmit(now, buf) until it returns no more datagrams.
+//
+// Only one goroutine at a time may call it. Application goroutines reach
+// the streams through their own mutex-guarded buffers (see stream.go).
+type connState struct {
+	role    wire.Role
+	config  *Config
+	version wire.Version
+
+	// Connection IDs (RFC 9000, Section 7.2).
+	origDstConnID  wire.ConnectionID // the client's first Destination Connection ID
+	localConnID    wire.ConnectionID // our handshake Source Connection ID (sequence 0)
+	peerConnID     wire.ConnectionID // the peer's handshake Source Connection ID
+	localIDs       localConnIDs      // the IDs we issued; routes packets to us
+	peerIDs        peerConnIDs       // the IDs the peer issued; active() is our destination
+	rxDstConnID    wire.ConnectionID // destination ID of the packet being processed
+	retrySrcConnID wire.ConnectionID // client: the Retry's SCID, if any
+	hasRetried     bool
+	retryToken     []byte // client: sent in every Initial after a Retry
+
+	tls         *handshake.CryptoSetup
+	spaces      [3]packetSpace // by ackhandler.Space
+	oneRTT      *handshake.OneRTTKeys
+	appWrite    []byte // 1-RTT write secret waiting for its read secret
+	appSuite    uint16
+	zeroRTTSeal *handshake.Sealer
+	zeroRTTOpen *handshake.Opener
+
+	rtt    *congestion.RTTStats
+	cc     congestion.Controller
+	pacer  *congestion.Pacer
+	sent   *ackhandler.SentPacketHandler
+	frames connFrameHandler
+
+	params     wire.TransportParameters // ours
+	peerParams *wire.TransportParameters
+
+	handshakeComplete   bool
+	handshakeConfirmed  bool
+	handshakeDoneToSend bool
+	sentHandshakePacket bool
+
+	// Anti-amplification (RFC 9000, Section 8.1): before the client's
+	// address is validated a server sends at most three times what it
+	// received.
+	addressValidated bool
+	bytesReceived    uint64
+	bytesSent        uint64
+
+	maxDatagramSize int
+
+	// Flow control and streams.
+	connRecv *flowcontrol.ReceiveWindow
+	connSend flowcontrol.SendWindow
+	streams  *streamsMap
+
+	// Timers.
+	idleTimeout      time.Duration
+	idleDeadline     time.Time
+	handshakeTimeout time.Time
+	lastAckEliciting time.Time // last ack-eliciting packet sent, for keep-alive
+	pingToSend       bool
+
+	// Closing (RFC 9000, Section 10.2).
+	closeState    closeState
+	closeErr      error // why the connection ended, for the application
+	closeFrame    wire.ConnectionCloseFrame
+	closeDeadline time.Time
+	closeToSend   bool
+
+	// undecryptable holds a few packets that arrived before their keys
+	// (RFC 9001, Section 5.7), to be retried when keys arrive.
+	undecryptable [][]byte
+
+	rxFrame wire.Frame // reused for parsing
+
+	datagrams          datagramQueue
+	pathResponse       [8]byte
+	pathResponseToSend bool
+
+	events connEvents
+}
+
+// closeState is where a connection is in closing (RFC 9000, Section 10).
+type closeState uint8
+
+const (
+	stateActive   closeState = iota
+	stateClosing             // we sent CONNECTION_CLOSE; answer packets with it
+	stateDraining            // the peer sent CONNECTION_CLOSE; send nothing
+	stateClosed              // all state can go
+)
+
+// connEvents records what the application side must learn from the core,
+// consumed by the Conn goroutine after each call.
+type connEvents struct {
+	handshakeComplete bool
+	closed            bool
+}
+
+// packetSpace holds what each packet number space owns
+// (RFC 9000, Section 12.3).
+type packetSpace struct {
+	seal       *handshake.Sealer // Initial and Handshake; 1-RTT uses oneRTT
+	open       *handshake.Opener
+	recv       *ackhandler.ReceivedPackets
+	cryptoRecv recvBuffer
+	cryptoSend sendBuffer
+	discarded  bool
+	ackFrame   wire.AckFrame // reused
+}
+
+// connParams are what a connection needs besides its Config.
+type connParams struct {
+	tls *tls.Config // prepared by handshake.PrepareTLSConfig
+	// Connection IDs: our IDs come from connIDGen and are routed through
+	// routes. For a client, origDstConnID is the random initial
+	// destination and peerConnID equals it until the server answers; for
+	// a server, both come from the client's first Initial.
+	connIDGen      ConnectionIDGenerator
+	routes         connIDRoutes
+	peerConnID     wire.ConnectionID
+	origDstConnID  wire.ConnectionID
+	version        wire.Version
+	statelessReset *handshake.StatelessResetter
+	// retrySrcConnID is set on a server that sent a Retry.
+	retrySrcConnID    wire.ConnectionID
+	hasRetrySrcConnID bool
+	addressValidated  bool
+	seed              uint64
+}
+
+func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
+	c := &connState{
+		role:             role,
+		config:           cfg,
+		version:          p.version,
+		origDstConnID:    p.origDstConnID,
+		peerConnID:       p.peerConnID,
+		maxDatagramSize:  cfg.InitialPacketSize,
+		addressValidated: role == wire.RoleClient || p.addressValidated,
+		rtt:              congestion.NewRTTStats(),
+	}
+	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
+	routes := p.routes
+	if routes == nil {
+		routes = nopRoutes{}
+	}
+	if err := c.localIDs.init(p.connIDGen, p.statelessReset, routes, 0); err != nil {
+		return nil, err
+	}
+	c.localConnID = c.localIDs.initial()
+	c.peerIDs.init(p.peerConnID, defaultActiveConnIDLimit)
+	c.cc = congestion.New(cfg.Congestion, congestion.ControllerConfig{
+		RTT: c.rtt, MaxDatagramSize: c.maxDatagramSize, Seed: p.seed,
+	})
+	c.pacer = congestion.NewPacer(c.maxDatagramSize)
+	c.frames.c = c
+	c.sent = ackhandler.New(ackhandler.Config{
+		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed,
+	})
+	for s := range c.spaces {
+		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))
+		c.spaces[s].cryptoRecv = newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps)
+		c.spaces[s].cryptoSend = newSendBuffer(maxCryptoBufferPerLevel)
+	}
+	c.spaces[ackhandler.SpaceApplication].recv.SetMaxAckDelay(defaultMaxAckDelay)
+	c.installInitialKeys()
+
+	c.connRecv = flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{
+		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
+	})
+	c.streams = newStreamsMap(c)
+	c.datagrams.init()
+
+	c.params = c.ourTransportParameters(p)
+	setup := &handshake.Config{TLS: p.tls, Params: c.params, EnableEarlyData: false}
+	var err error
+	if role == wire.RoleClient {
+		c.tls, err = handshake.NewClient(setup)
+	} else {
+		c.tls, err = handshake.NewServer(setup)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.idleTimeout = cfg.HandshakeIdleTimeout
+	c.handshakeTimeout = now.Add(cfg.HandshakeIdleTimeout)
+	c.idleDeadline = c.handshakeTimeout
+	if err := c.tls.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := c.processTLSEvents(now); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ourTransportParameters builds the transport parameters this endpoint
+// sends (RFC 9000, Section 18.2).
+func (c *connState) ourTransportParameters(p connParams) wire.TransportParameters {
+	cfg := c.config
+	tp := wire.DefaultTransportParameters()
+	if cfg.MaxIdleTimeout > 0 {
+		tp.MaxIdleTimeout = cfg.MaxIdleTimeout
+	}
+	tp.InitialMaxData = cfg.InitialConnectionReceiveWindow
+	tp.InitialMaxStreamDataBidiLocal = cfg.InitialStreamReceiveWindow
+	tp.InitialMaxStreamDataBidiRemote = cfg.InitialStreamReceiveWindow
+	tp.InitialMaxStreamDataUni = cfg.InitialStreamReceiveWindow
+	tp.InitialMaxStreamsBidi = uint64(max(cfg.MaxIncomingStreams, 0))
+	tp.InitialMaxStreamsUni = uint64(max(cfg.MaxIncomingUniStreams, 0))
+	tp.MaxAckDelay = defaultMaxAckDelay
+	tp.ActiveConnectionIDLimit = defaultActiveConnIDLimit
+	tp.InitialSourceConnectionID, tp.HasInitialSourceConnectionID = c.localConnID, true
+	if cfg.EnableDatagrams {
+		tp.MaxDatagramFrameSize = defaultMaxDatagramFrameSize
+	}
+	if c.role == wire.RoleServer {
+		// "Each endpoint includes the value of the Source Connection ID
+		// field from the first Initial packet it sent in the
+		// initial_source_connection_id transport parameter ... a server
+		// includes the Destination Connection ID field from the first
+		// Initial packet it received from the client in the
+		// original_destination_connection_id transport parameter"
+		// (RFC 9000, Section 7.3).
+		tp.OriginalDestinationConnectionID, tp.HasOriginalDestinationConnectionID = c.origDstConnID, true
+		if p.hasRetrySrcConnID {
+			tp.RetrySourceConnectionID, tp.HasRetrySourceConnectionID = p.retrySrcConnID, true
+		}
+		tp.StatelessResetToken, tp.HasStatelessResetToken = c.localIDs.initialResetToken(), true
+	}
+	return tp
+}
+
+// installInitialKeys derives the Initial keys from the client's first
+// Destination Connection ID (RFC 9001, Section 5.2).
+func (c *connState) installInitialKeys() {
+	dcid := c.origDstConnID
+	seal, open := handshake.NewInitialKeys(c.version, dcid.Bytes(), c.role == wire.RoleClient)
+	sp := &c.spaces[ackhandler.SpaceInitial]
+	sp.seal, sp.open = seal, open
+}
+
+// processTLSEvents acts on everything the TLS driver has to say.
+func (c *connState) processTLSEvents(now time.Time) error {
+	for {
+		ev, err := c.tls.NextEvent()
+		if err != nil {
+			return err
+		}
+		switch ev.Kind {
+		case handshake.EventNone:
+			return nil
+		case handshake.EventWriteCrypto:
+			sp := c.spaceForLevel(ev.Level)
+			if sp == nil {
+				return &wire.TransportError{Code: wire.InternalError, Reason: "TLS wrote data at 0-RTT level"}
+			}
+			if n := sp.cryptoSend.write(ev.Data); n < len(ev.Data) {
+				return &wire.TransportError{Code: wire.CryptoBufferExceeded, Reason: "outgoing CRYPTO data exceeds buffer"}
+			}
+		case handshake.EventReadSecret, handshake.EventWriteSecret:
+			if err := c.installSecret(now, ev); err != nil {
+				return err
+			}
+		case handshake.EventPeerParams:
+			if err := c.applyPeerParams(now, c.tls.PeerParams()); err != nil {
+				return err
+			}
+		case handshake.EventHandshakeComplete:
+			c.onHandshakeComplete(now)
+		case handshake.EventEarlyDataRejected:
+			c.zeroRTTSeal = nil
+		}
+	}
+}
+
+// spaceForLevel returns the packet number space whose CRYPTO stream carries
+// data of a TLS encryption level, or nil for 0-RTT, which has none.
+func (c *connState) spaceForLevel(l handshake.EncryptionLevel) *packetSpace {
+	switch l {
+	case handshake.LevelInitial:
+		return &c.spaces[ackhandler.SpaceInitial]
+	case handshake.LevelHandshake:
+		return &c.spaces[ackhandler.SpaceHandshake]
+	case handshake.LevelApplication:
+		return &c.spaces[ackhandler.SpaceApplication]
+	}
+	return nil
+}
+
+func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
+	write := ev.Kind == handshake.EventWriteSecret
+	switch ev.Level {
+	case handshake.LevelHandshake:
+		sp := &c.spaces[ackhandler.SpaceHandshake]
+		var err error
+		if write {
+			sp.seal, err = handshake.NewSealer(ev.Suite, c.version, ev.Data)
+		} else {
+			sp.open, err = handshake.NewOpener(ev.Suite, c.version, ev.Data)
+		}
+		if err == nil && !write {
+			c.retryUndecryptable(now)
+		}
+		return err
+	case handshake.LevelEarlyData:
+		var err error
+		if write {
+			c.zeroRTTSeal, err = handshake.NewSealer(ev.Suite, c.version, ev.Data)
+		} else {
+			c.zeroRTTOpen, err = handshake.NewOpener(ev.Suite, c.version, ev.Data)
+		}
+		return err
+	case handshake.LevelApplication:
+		if write {
+			c.appWrite, c.appSuite = append([]byte(nil), ev.Data...), ev.Suite
+			return nil
+		}
+		keys, err := handshake.NewOneRTTKeys(ev.Suite, c.version, c.appWrite, append([]byte(nil), ev.Data...))
+		if err != nil {
+			return err
+		}
+		c.oneRTT = keys
+		c.appWrite = nil
+		c.retryUndecryptable(now)
+	}
+	return nil
+}
+
+// applyPeerParams checks the peer's transport parameters against what this
+// endpoint saw (RFC 9000, Section 7.3) and puts them into force.
+func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) error {
+	// "An endpoint MUST treat the absence of the
+	// initial_source_connection_id transport parameter from either endpoint
+	// or the absence of the original_destination_connection_id transport
+	// parameter from the server as a connection error of type
+	// TRANSPORT_PARAMETER_ERROR. An endpoint MUST treat the following as a
+	// connection error of type TRANSPORT_PARAMETER_ERROR or
+	// PROTOCOL_VIOLATION: a mismatch between values received from a peer in
+	// these transport parameters and the value sent in the corresponding
+	// Destination or Source Connection ID fields of Initial packets."
+	if p.InitialSourceConnectionID != c.peerConnID {
+		return &wire.TransportError{Code: wire.TransportParameterError, Reason: "initial_source_connection_id mismatch"}
+	}
+	if c.role == wire.RoleClient {
+		if p.OriginalDestinationConnectionID != c.origDstConnID {
+			return &wire.TransportError{Code: wire.TransportParameterError, Reason: "original_destination_connection_id mismatch"}
+		}
+		if c.hasRetried != p.HasRetrySourceConnectionID || (c.hasRetried && p.RetrySourceConnectionID != c.retrySrcConnID) {
+			return &wire.TransportError{Code: wire.TransportParameterError, Reason: "retry_source_connection_id mismatch"}
+		}
+	}
+	c.peerParams = p
+	if err := c.localIDs.setPeerLimit(p.ActiveConnectionIDLimit); err != nil {
+		return err
+	}
+	if p.HasStatelessResetToken {
+		c.peerIDs.setInitialResetToken(p.StatelessResetToken)
+	}
+	c.rtt.SetMaxAckDelay(p.MaxAckDelay)
+	c.connSend.OnMaxData(p.InitialMaxData)
+	c.streams.onPeerParams(p)
+	if p.MaxUDPPayloadSize < uint64(c.maxDatagramSize) {
+		c.maxDatagramSize = int(p.MaxUDPPayloadSize)
+	}
+	// "Each endpoint advertises a max_idle_timeout, but the effective
+	// value at an endpoint is computed as the minimum of the two
+	// advertised values (or the sole advertised value, if only one
+	// endpoint advertises a non-zero value)." (RFC 9000, Section 10.1)
+	idle := c.config.MaxIdleTimeout
+	if idle < 0 {
+		idle = 0
+	}
+	if p.MaxIdleTimeout > 0 && (idle == 0 || p.MaxIdleTimeout < idle) {
+		idle = p.MaxIdleTimeout
+	}
+	c.idleTimeout = idle
+	return nil
+}
+
+func (c *connState) onHandshakeComplete(now time.Time) {
+	c.handshakeComplete = true
+	c.events.handshakeComplete = true
+	c.handshakeTimeout = time.Time{}
+	if c.role == wire.RoleServer {
+		// "the TLS handshake is considered confirmed at the server when
+		// the handshake completes" (RFC 9001, Section 4.1.2); "The server
+		// MUST send a HANDSHAKE_DONE frame as soon as the handshake is
+		// complete." (RFC 9000, Section 19.20)
+		c.handshakeDoneToSend = true
+		c.confirmHandshake(now)
+	}
+	c.resetIdleTimer(now)
+}
+
+// confirmHandshake discards the Handshake keys: "An endpoint MUST discard
+// its Handshake keys when the TLS handshake is confirmed"
+// (RFC 9001, Section 4.9.2).
+func (c *connState) confirmHandshake(now time.Time) {
+	if c.handshakeConfirmed {
+		return
+	}
+	c.handshakeConfirmed = true
+	c.sent.SetHandshakeConfirmed(now)
+	c.dropSpace(now, ackhandler.SpaceHandshake)
+	if c.oneRTT != nil {
+		c.oneRTT.SetHandshakeConfirmed()
+	}
+}
+
+// dropSpace discards the keys and state of a packet number space
+// (RFC 9001, Section 4.9).
+func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
+	sp := &c.spaces[s]
+	if sp.discarded {
+		return
+	}
+	sp.discarded = true
+	sp.seal, sp.open = nil, nil
+	sp.cryptoRecv.reset()
+	sp.cryptoSend.reset()
+	c.sent.DropSpace(now, s)
+}
+
+// retryUndecryptable processes packets buffered before their keys arrived.
+func (c *connState) retryUndecryptable(now time.Time) {
+	pending := c.undecryptable
+	c.undecryptable = nil
+	for _, p := range pending {
+		c.handlePacket(now, p, ackhandler.NotECT, false)
+	}
+}

@@ -1,0 +1,29 @@
+package quic
+
+import "time"
+
+// ConnectionStats are a connection's counters and estimates, updated by its
+// goroutine after every event.
+type ConnectionStats struct {
+	// MinRTT, SmoothedRTT, LatestRTT and RTTVariation are the RFC 9002
+	// estimates.
+	MinRTT, SmoothedRTT, LatestRTT, RTTVariation time.Duration
+	// CongestionWindow and BytesInFlight are in bytes.
+	CongestionWindow, BytesInFlight int
+	// CongestionState names the controller's state ("slow_start", ...).
+	CongestionState string
+	// BytesSent and BytesReceived count UDP payload bytes.
+	BytesSent, BytesReceived uint64
+	// DatagramsDropped counts received datagrams dropped because the
+	// connection's queue was full.
+	DatagramsDropped uint64
+}
+
+func (c *connState) stats() ConnectionStats {
+	return ConnectionStats{
+		MinRTT: c.rtt.Min(), SmoothedRTT: c.rtt.Smoothed(), LatestRTT: c.rtt.Latest(), RTTVariation: c.rtt.MeanDeviation(),
+		CongestionWindow: c.cc.CongestionWindow(), BytesInFlight: c.sent.BytesInFlight(),
+		CongestionState: c.cc.State().Phase,
+		BytesSent:       c.bytesSent, BytesReceived: c.bytesReceived,
+	}
+}

@@ -1,0 +1,507 @@
+package quic
+
+import (
+	"sync"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/flowcontrol"
+	"github.com/quicstack/quic/wire"
+)
+
+// streamsMap is a connection's set of streams. Its mutex guards only the
+// map, the stream-count limits, the accept queues and the lists of streams
+// that need the connection's attention; it is never held while a stream's
+// own mutex is taken, so there is no lock order to get wrong.
+type streamsMap struct {
+	c    *connState // touched by the connection goroutine only
+	role wire.Role
+
+	mu      sync.Mutex
+	streams map[wire.StreamID]*stream
+	// Streams this endpoint opens: how many it opened of each kind and
+	// how many the peer allows (RFC 9000, Section 4.6).
+	openedBidi, openedUni   uint64
+	peerMaxBidi, peerMaxUni uint64
+	blockedBidi, blockedUni bool // an opener waits: send STREAMS_BLOCKED
+	streamsBlockedSentBidi  uint64
+	streamsBlockedSentUni   uint64
+	openWait                chan struct{} // closed and replaced when limits rise
+	// Streams the peer opens: the highest count seen, how many closed,
+	// and the limit advertised.
+	peerOpenedBidi, peerOpenedUni uint64
+	peerClosedBidi, peerClosedUni uint64
+	maxBidi, maxUni               uint64 // our advertised limits
+	maxBidiSent, maxUniSent       uint64
+	maxBidiLost, maxUniLost       bool // a MAX_STREAMS frame was lost
+	acceptBidi, acceptUni         []*stream
+	acceptWait                    chan struct{}
+	// attention holds streams whose application side changed (data
+	// written or read, close, cancel); sendable holds streams with data
+	// to send, in round-robin order.
+	attention []*stream
+	sendable  []*stream
+	closed    error // set when the connection ends
+	wake      func()
+	// peerParams are the peer's transport parameters once known, for the
+	// initial send credit of new streams.
+	peerParams *wire.TransportParameters
+}
+
+func newStreamsMap(c *connState) *streamsMap {
+	m := &streamsMap{
+		c: c, role: c.role,
+		streams:    make(map[wire.StreamID]*stream),
+		maxBidi:    uint64(max(c.config.MaxIncomingStreams, 0)),
+		maxUni:     uint64(max(c.config.MaxIncomingUniStreams, 0)),
+		openWait:   make(chan struct{}),
+		acceptWait: make(chan struct{}),
+		wake:       func() {},
+	}
+	m.maxBidiSent, m.maxUniSent = m.maxBidi, m.maxUni
+	return m
+}
+
+// onPeerParams takes the peer's initial stream limits.
+func (m *streamsMap) onPeerParams(p *wire.TransportParameters) {
+	m.mu.Lock()
+	m.peerParams = p
+	m.raiseOpenLimits(p.InitialMaxStreamsBidi, p.InitialMaxStreamsUni)
+	streams := make([]*stream, 0, len(m.streams))
+	for _, s := range m.streams {
+		streams = append(streams, s)
+	}
+	m.mu.Unlock()
+	// Streams opened in 0-RTT or before the parameters arrived get their
+	// initial send credit now.
+	for _, s := range streams {
+		s.mu.Lock()
+		s.initSendCredit(p)
+		s.mu.Unlock()
+	}
+}
+
+// raiseOpenLimits raises the limits on streams this endpoint may open.
+// m.mu must be held.
+func (m *streamsMap) raiseOpenLimits(bidi, uni uint64) {
+	raised := false
+	if bidi > m.peerMaxBidi {
+		m.peerMaxBidi, raised = bidi, true
+	}
+	if uni > m.peerMaxUni {
+		m.peerMaxUni, raised = uni, true
+	}
+	if raised {
+		close(m.openWait)
+		m.openWait = make(chan struct{})
+	}
+}
+
+// openStream opens a stream of this endpoint if the peer's limit allows:
+// "An endpoint that receives a frame with a stream ID exceeding the limit
+// it has sent MUST treat this as a connection error of type
+// STREAM_LIMIT_ERROR" (RFC 9000, Section 4.6), so it must not open more.
+// It returns nil and a channel that is closed when limits rise otherwise.
+func (m *streamsMap) openStream(bidi bool) (*stream, <-chan struct{}, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed != nil {
+		return nil, nil, m.closed
+	}
+	opened, limit, blocked := &m.openedBidi, m.peerMaxBidi, &m.blockedBidi
+	if !bidi {
+		opened, limit, blocked = &m.openedUni, m.peerMaxUni, &m.blockedUni
+	}
+	if *opened >= limit {
+		*blocked = true
+		m.wake()
+		return nil, m.openWait, nil
+	}
+	*opened++
+	id := wire.NthStreamID(m.role, bidi, *opened)
+	s := newStream(m, id)
+	if m.peerParams != nil {
+		s.initSendCredit(m.peerParams) // s is not shared yet: no lock needed
+	}
+	m.streams[id] = s
+	return s, nil, nil
+}
+
+// acceptStream returns the next stream the peer opened, or a channel that
+// is closed when one arrives.
+func (m *streamsMap) acceptStream(bidi bool) (*stream, <-chan struct{}, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := &m.acceptBidi
+	if !bidi {
+		q = &m.acceptUni
+	}
+	if len(*q) > 0 {
+		s := (*q)[0]
+		*q = (*q)[1:]
+		return s, nil, nil
+	}
+	if m.closed != nil {
+		return nil, nil, m.closed
+	}
+	return nil, m.acceptWait, nil
+}
+
+// getOrOpenPeerStream returns the stream a frame refers to, creating it and
+// every lower-numbered stream of its type when the peer opens it: "Before a
+// stream is created, all streams of the same type with lower-numbered
+// stream IDs MUST be created" (RFC 9000, Section 3.2). It returns nil,
+// without error, for a stream that is already closed. forSend says whether
+// the frame concerns our sending part (MAX_STREAM_DATA, STOP_SENDING).
+func (m *streamsMap) getOrOpenPeerStream(id wire.StreamID, ft wire.FrameType, forSend bool) (*stream, error) {
+	local := id.Initiator() == m.role
+	if !id.IsBidi() && local != forSend {
+		// A receive-only stream for us cannot get MAX_STREAM_DATA or
+		// STOP_SENDING; a send-only one cannot get STREAM or RESET_STREAM:
+		// "An endpoint MUST terminate the connection with error
+		// STREAM_STATE_ERROR" (RFC 9000, Sections 19.5, 19.8, 19.10).
+		return nil, &wire.TransportError{Code: wire.StreamStateError, FrameType: ft, Reason: "frame for a unidirectional stream in the wrong direction"}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.streams[id]; ok {
+		return s, nil
+	}
+	num := id.Num()
+	if local {
+		opened := m.openedBidi
+		if !id.IsBidi() {
+			opened = m.openedUni
+		}
+		if num > opened {
+			// "An endpoint MUST terminate the connection with error
+			// STREAM_STATE_ERROR if it receives a STREAM frame for a
+			// locally initiated stream that has not yet been created"
+			return nil, &wire.TransportError{Code: wire.StreamStateError, FrameType: ft, Reason: "frame for a stream not yet opened"}
+		}
+		return nil, nil // closed already
+	}
+	peerOpened, limit, q := &m.peerOpenedBidi, m.maxBidi, &m.acceptBidi
+	if !id.IsBidi() {
+		peerOpened, limit, q = &m.peerOpenedUni, m.maxUni, &m.acceptUni
+	}
+	if num <= *peerOpened {
+		return nil, nil // closed already
+	}
+	if num > limit {
+		return nil, &wire.TransportError{Code: wire.StreamLimitError, FrameType: ft, Reason: "stream limit exceeded"}
+	}
+	var s *stream
+	for n := *peerOpened + 1; n <= num; n++ {
+		sid := wire.NthStreamID(m.role.Peer(), id.IsBidi(), n)
+		s = newStream(m, sid)
+		if m.peerParams != nil {
+			s.initSendCredit(m.peerParams)
+		}
+		m.streams[sid] = s
+		*q = append(*q, s)
+	}
+	*peerOpened = num
+	close(m.acceptWait)
+	m.acceptWait = make(chan struct{})
+	return s, nil
+}
+
+func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
+	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeStream, false)
+	if s == nil || err != nil {
+		return err
+	}
+	return s.handleStreamFrame(now, f)
+}
+
+func (m *streamsMap) handleResetStream(now time.Time, id wire.StreamID, code, finalSize uint64) error {
+	s, err := m.getOrOpenPeerStream(id, wire.FrameTypeResetStream, false)
+	if s == nil || err != nil {
+		return err
+	}
+	return s.handleResetStream(now, code, finalSize)
+}
+
+func (m *streamsMap) handleStopSending(now time.Time, f wire.StopSendingFrame) error {
+	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeStopSending, true)
+	if s == nil || err != nil {
+		return err
+	}
+	s.handleStopSending(f.ErrorCode)
+	return nil
+}
+
+func (m *streamsMap) handleMaxStreamData(f wire.MaxStreamDataFrame) error {
+	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeMaxStreamData, true)
+	if s == nil || err != nil {
+		return err
+	}
+	s.mu.Lock()
+	raised := s.sendFC.OnMaxData(f.MaximumStreamData)
+	s.mu.Unlock()
+	if raised {
+		m.markSendable(s)
+	}
+	return nil
+}
+
+func (m *streamsMap) handleStreamDataBlocked(f wire.StreamDataBlockedFrame) error {
+	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeStreamDataBlocked, false)
+	if s == nil || err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.recvFC.OnBlockedReceived(f.MaximumStreamData)
+	s.mu.Unlock()
+	return nil
+}
+
+// handleMaxStreams raises the number of streams this endpoint may open.
+// "MAX_STREAMS frames that do not increase the stream limit MUST be
+// ignored." (RFC 9000, Section 19.11)
+func (m *streamsMap) handleMaxStreams(f wire.MaxStreamsFrame) {
+	m.mu.Lock()
+	if f.Bidi {
+		m.raiseOpenLimits(f.MaximumStreams, 0)
+		if f.MaximumStreams > m.openedBidi {
+			m.blockedBidi = false
+		}
+	} else {
+		m.raiseOpenLimits(0, f.MaximumStreams)
+		if f.MaximumStreams > m.openedUni {
+			m.blockedUni = false
+		}
+	}
+	m.mu.Unlock()
+}
+
+// markAttention queues s for the connection goroutine and wakes it. It is
+// called by application goroutines, without s.mu held.
+func (m *streamsMap) markAttention(s *stream) {
+	m.mu.Lock()
+	if !s.inAttention {
+		s.inAttention = true
+		m.attention = append(m.attention, s)
+	}
+	m.mu.Unlock()
+	m.wake()
+}
+
+// markSendable queues s for sending.
+func (m *streamsMap) markSendable(s *stream) {
+	m.mu.Lock()
+	if !s.inSendable {
+		s.inSendable = true
+		m.sendable = append(m.sendable, s)
+	}
+	m.mu.Unlock()
+}
+
+// processAttention applies what application goroutines did to streams:
+// data read (flow-control credit to return), data written, closes and
+// cancellations. Called by the connection goroutine before sending.
+func (m *streamsMap) processAttention(now time.Time) {
+	m.mu.Lock()
+	list := m.attention
+	m.attention = nil
+	for _, s := range list {
+		s.inAttention = false
+	}
+	m.mu.Unlock()
+	for _, s := range list {
+		if s.applyAppChanges(now) {
+			m.markSendable(s)
+		}
+		m.maybeRetire(s)
+	}
+}
+
+// hasDataToSend reports whether some stream has STREAM frames to send.
+func (m *streamsMap) hasDataToSend() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sendable) > 0
+}
+
+// controlFramesPending reports whether stream-level control frames wait.
+func (m *streamsMap) controlFramesPending() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.maxStreamsDue(true) || m.maxStreamsDue(false) || m.blockedBidi || m.blockedUni || len(m.sendable) > 0
+}
+
+// maxStreamsDue reports whether a MAX_STREAMS frame should go out: when
+// half of the advertised streams were closed since the last one. m.mu
+// must be held.
+func (m *streamsMap) maxStreamsDue(bidi bool) bool {
+	if bidi {
+		return m.maxBidiLost || m.maxBidi > m.maxBidiSent && m.maxBidi-m.maxBidiSent >= max(uint64(m.c.config.MaxIncomingStreams)/2, 1)
+	}
+	return m.maxUniLost || m.maxUni > m.maxUniSent && m.maxUni-m.maxUniSent >= max(uint64(m.c.config.MaxIncomingUniStreams)/2, 1)
+}
+
+// appendControlFrames appends MAX_STREAMS, STREAMS_BLOCKED and each
+// sendable stream's control frames (MAX_STREAM_DATA, STREAM_DATA_BLOCKED,
+// RESET_STREAM, STOP_SENDING).
+func (m *streamsMap) appendControlFrames(now time.Time, b []byte, end int) []byte {
+	const space = ackhandler.SpaceApplication
+	m.mu.Lock()
+	for _, bidi := range []bool{true, false} {
+		if m.maxStreamsDue(bidi) {
+			f := wire.MaxStreamsFrame{Bidi: bidi, MaximumStreams: m.maxUni}
+			if bidi {
+				f.MaximumStreams = m.maxBidi
+			}
+			if f.EncodedLen() <= end-len(b) {
+				b = f.Append(b)
+				if bidi {
+					m.maxBidiSent, m.maxBidiLost = m.maxBidi, false
+				} else {
+					m.maxUniSent, m.maxUniLost = m.maxUni, false
+				}
+				m.c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeMaxStreamsBidi, Extra: boolToUint(bidi)})
+			}
+		}
+		blocked, opened, sent := &m.blockedBidi, m.openedBidi, &m.streamsBlockedSentBidi
+		if !bidi {
+			blocked, opened, sent = &m.blockedUni, m.openedUni, &m.streamsBlockedSentUni
+		}
+		if *blocked && *sent != opened+1 {
+			// "A sender SHOULD send a STREAMS_BLOCKED frame when it wishes
+			// to open a stream but is unable to do so due to the maximum
+			// stream limit set by its peer" (RFC 9000, Section 19.14).
+			f := wire.StreamsBlockedFrame{Bidi: bidi, MaximumStreams: opened}
+			if f.EncodedLen() <= end-len(b) {
+				b = f.Append(b)
+				*sent = opened + 1
+			}
+		}
+	}
+	list := append([]*stream(nil), m.sendable...)
+	m.mu.Unlock()
+	for _, s := range list {
+		b = s.appendControlFrames(now, b, end)
+	}
+	return b
+}
+
+// appendStreamFrames appends STREAM frames, taking streams in round-robin
+// order so that one busy stream does not starve the others.
+func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte {
+	for tries := 0; end-len(b) > 8; tries++ {
+		m.mu.Lock()
+		if len(m.sendable) == 0 || tries > len(m.sendable) {
+			m.mu.Unlock()
+			return b
+		}
+		s := m.sendable[0]
+		m.sendable = m.sendable[1:]
+		s.inSendable = false
+		m.mu.Unlock()
+		var more bool
+		b, more = s.appendStreamFrame(now, b, end)
+		if more {
+			m.markSendable(s)
+		}
+		m.maybeRetire(s)
+	}
+	return b
+}
+
+// onFrameAcked and onFrameLost route the fate of stream frames to their
+// stream (see connFrameHandler).
+func (m *streamsMap) onFrameAcked(f *ackhandler.FrameRecord) {
+	if s := m.lookup(wire.StreamID(f.StreamID)); s != nil {
+		s.onFrameAcked(f)
+		m.maybeRetire(s)
+	}
+}
+
+func (m *streamsMap) onFrameLost(f *ackhandler.FrameRecord) {
+	switch f.Type {
+	case wire.FrameTypeMaxStreamsBidi:
+		m.mu.Lock()
+		if f.Extra == 1 {
+			m.maxBidiLost = true
+		} else {
+			m.maxUniLost = true
+		}
+		m.mu.Unlock()
+		return
+	}
+	if s := m.lookup(wire.StreamID(f.StreamID)); s != nil {
+		if s.onFrameLost(f) {
+			m.markSendable(s)
+		}
+	}
+}
+
+func (m *streamsMap) lookup(id wire.StreamID) *stream {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.streams[id]
+}
+
+// maybeRetire forgets a stream whose both directions are finished, and
+// gives the peer credit for another stream if it opened it: the limit
+// rises "as streams are closed" (RFC 9000, Section 4.6).
+func (m *streamsMap) maybeRetire(s *stream) {
+	s.mu.Lock()
+	done := s.isDone()
+	s.mu.Unlock()
+	if !done {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.streams[s.id]; !ok {
+		return
+	}
+	delete(m.streams, s.id)
+	if s.id.Initiator() != m.role {
+		if s.id.IsBidi() {
+			m.peerClosedBidi++
+			m.maxBidi++
+		} else {
+			m.peerClosedUni++
+			m.maxUni++
+		}
+	}
+}
+
+// closeAll ends every stream with err when the connection ends.
+func (m *streamsMap) closeAll(err error) {
+	m.mu.Lock()
+	if m.closed != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = err
+	list := make([]*stream, 0, len(m.streams))
+	for _, s := range m.streams {
+		list = append(list, s)
+	}
+	close(m.openWait)
+	m.openWait = make(chan struct{})
+	close(m.acceptWait)
+	m.acceptWait = make(chan struct{})
+	m.mu.Unlock()
+	for _, s := range list {
+		s.closeWithConnError(err)
+	}
+}
+
+// newStreamReceiver makes a stream's receive-side flow control.
+func (c *connState) newStreamReceiver() *flowcontrol.StreamReceiver {
+	return flowcontrol.NewStreamReceiver(flowcontrol.ReceiveConfig{
+		InitialWindow: c.config.InitialStreamReceiveWindow, MaxWindow: c.config.MaxStreamReceiveWindow,
+	}, c.connRecv)
+}
+
+func boolToUint(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,111 @@
+package quic
+
+import (
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+)
+
+// nextDeadline returns when handleTimeout must next be called, or the zero
+// time if nothing is scheduled. The connection's timers are few and fixed:
+// loss detection and PTO, delayed ACKs, idle and handshake timeouts,
+// keep-alive, pacing, discarding old 1-RTT keys, and the end of closing.
+func (c *connState) nextDeadline(now time.Time) time.Time {
+	var d time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (d.IsZero() || t.Before(d)) {
+			d = t
+		}
+	}
+	switch c.closeState {
+	case stateClosing, stateDraining:
+		return c.closeDeadline
+	case stateClosed:
+		return time.Time{}
+	}
+	earliest(c.sent.LossDetectionDeadline())
+	for s := range c.spaces {
+		if sp := &c.spaces[s]; !sp.discarded {
+			earliest(sp.recv.AckDeadline())
+		}
+	}
+	earliest(c.idleDeadline)
+	earliest(c.handshakeTimeout)
+	earliest(c.keepAliveDeadline())
+	if c.oneRTT != nil {
+		earliest(c.oneRTT.NextDeadline())
+	}
+	if c.sent.BytesInFlight() < c.cc.CongestionWindow() && c.streams.hasDataToSend() {
+		// Data may be waiting for the pacer only.
+		if t := c.pacer.TimeUntilSend(now, c.cc.PacingRate()); t.After(now) {
+			earliest(t)
+		}
+	}
+	return d
+}
+
+// handleTimeout runs the timers that are due at now. Delayed ACKs and
+// pacing need nothing here: pollTransmit sends what is due.
+func (c *connState) handleTimeout(now time.Time) {
+	switch c.closeState {
+	case stateClosing, stateDraining:
+		if !now.Before(c.closeDeadline) {
+			c.closeState = stateClosed
+			c.events.closed = true
+		}
+		return
+	case stateClosed:
+		return
+	}
+	if !c.handshakeTimeout.IsZero() && !now.Before(c.handshakeTimeout) {
+		c.closeSilently(&HandshakeTimeoutError{})
+		return
+	}
+	if !c.idleDeadline.IsZero() && !now.Before(c.idleDeadline) {
+		c.closeSilently(&IdleTimeoutError{})
+		return
+	}
+	if d := c.sent.LossDetectionDeadline(); !d.IsZero() && !now.Before(d) {
+		c.sent.OnLossDetectionTimeout(now)
+	}
+	if c.oneRTT != nil {
+		c.oneRTT.OnTimeout(now)
+		c.oneRTT.SetPTO(c.rtt.PTO(true))
+	}
+	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
+		c.pingToSend = true
+	}
+}
+
+// resetIdleTimer restarts the idle timer after receiving a packet: "To
+// avoid excessively small idle timeout periods, endpoints MUST increase the
+// idle timeout period to be at least three times the current Probe Timeout
+// (PTO)" (RFC 9000, Section 10.1).
+func (c *connState) resetIdleTimer(now time.Time) {
+	if c.idleTimeout <= 0 {
+		c.idleDeadline = time.Time{}
+		return
+	}
+	c.idleDeadline = now.Add(max(c.idleTimeout, 3*c.rtt.PTO(true)))
+	if !c.handshakeComplete {
+		c.handshakeTimeout = now.Add(c.config.HandshakeIdleTimeout)
+	}
+}
+
+// keepAliveDeadline is when a PING is due to keep the connection alive:
+// Config.KeepAlivePeriod after the last ack-eliciting packet sent, and
+// never later than half the idle timeout.
+func (c *connState) keepAliveDeadline() time.Time {
+	if c.config.KeepAlivePeriod <= 0 || !c.handshakeComplete || c.pingToSend {
+		return time.Time{}
+	}
+	period := c.config.KeepAlivePeriod
+	if c.idleTimeout > 0 {
+		period = min(period, c.idleTimeout/2)
+	}
+	last := c.lastAckEliciting
+	if c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication) {
+		return time.Time{} // the PTO keeps the peer informed
+	}
+	return last.Add(period)
+}

@@ -1,0 +1,106 @@
+package quic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// waitGoroutines waits until at most n goroutines run, for leak checks.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left (want <= %d):\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestUDPLoopbackTransfer(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctls, stls := testTLS(t)
+	l, err := ListenAddr("127.0.0.1:0", stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	const size = 10 << 20
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	serverErr := make(chan error, 1)
+	go func() {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			serverErr <- err
+			return
+		}
+		s, err := c.AcceptStream(ctx)
+		if err != nil {
+			serverErr <- err
+			return
+		}
+		// Echo everything back, then FIN.
+		if _, err := io.Copy(s, s); err != nil {
+			serverErr <- err
+			return
+		}
+		serverErr <- s.CloseWrite()
+	}()
+
+	c, err := DialAddr(ctx, l.Addr().String(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := c.ConnectionState(); st.TLS.NegotiatedProtocol != "test" || st.Version.String() != "v1" {
+		t.Fatalf("connection state %+v", st)
+	}
+	s, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	go func() {
+		s.Write(data)
+		s.CloseWrite()
+	}()
+	got, err := io.ReadAll(s)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("echo differs: got %d bytes", len(got))
+	}
+	if err := <-serverErr; err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	t.Logf("10 MB echoed over loopback in %v (%.0f Mbit/s each way)", time.Since(start), float64(size*8)/time.Since(start).Seconds()/1e6)
+
+	c.CloseWithError(0x77, "done")
+	var ae *ApplicationError
+	if err := context.Cause(c.Context()); !errors.As(err, &ae) || ae.Code != 0x77 || ae.Remote {
+		t.Fatalf("client close cause %v", err)
+	}
+	l.Close()
+	waitGoroutines(t, before)
+}
+
+func TestUDPDialNoServer(t *testing.T) {
+	ctls, _ := testTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := DialAddr(ctx, "127.0.0.1:9", ctls, nil)
+	if err == nil {
+		t.Fatal("dial to a closed port succeeded")
+	}
+}

@@ -1,0 +1,82 @@
+package quic
+
+import "sync"
+
+// datagramQueue holds DATAGRAM payloads (RFC 9221) between the
+// application and the connection goroutine, in both directions. Both
+// queues are bounded by datagramQueueLen; when full, the oldest entry is
+// dropped, since datagrams are unreliable by contract.
+type datagramQueue struct {
+	mu       sync.Mutex
+	send     [][]byte
+	received [][]byte
+	recvWait chan struct{} // closed and replaced when a datagram arrives
+	dropped  uint64
+}
+
+func (q *datagramQueue) init() { q.recvWait = make(chan struct{}) }
+
+// pushSend queues a copy of p for sending.
+func (q *datagramQueue) pushSend(p []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.send) >= datagramQueueLen {
+		q.send = q.send[1:]
+		q.dropped++
+	}
+	q.send = append(q.send, append([]byte(nil), p...))
+}
+
+// peekSend returns the oldest datagram waiting to be sent.
+func (q *datagramQueue) peekSend() ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.send) == 0 {
+		return nil, false
+	}
+	return q.send[0], true
+}
+
+// popSend removes the oldest datagram waiting to be sent.
+func (q *datagramQueue) popSend() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.send) > 0 {
+		q.send[0] = nil
+		q.send = q.send[1:]
+	}
+}
+
+// hasSend reports whether datagrams wait to be sent.
+func (q *datagramQueue) hasSend() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.send) > 0
+}
+
+// pushReceived queues a copy of a received datagram for the application.
+func (q *datagramQueue) pushReceived(p []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.received) >= datagramQueueLen {
+		q.received = q.received[1:]
+		q.dropped++
+	}
+	q.received = append(q.received, append([]byte(nil), p...))
+	close(q.recvWait)
+	q.recvWait = make(chan struct{})
+}
+
+// popReceived returns the oldest received datagram, or a channel closed
+// when one arrives.
+func (q *datagramQueue) popReceived() ([]byte, <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.received) == 0 {
+		return nil, q.recvWait
+	}
+	p := q.received[0]
+	q.received[0] = nil
+	q.received = q.received[1:]
+	return p, nil
+}

@@ -1,0 +1,79 @@
+// Package quic is a QUIC transport (RFC 9000, 9001, 9002; QUIC version 2,
+// RFC 9369) for clients and servers.
+//
+// # Using it
+//
+// A server listens and accepts connections, then streams:
+//
+//	l, err := quic.ListenAddr("0.0.0.0:4433", tlsConf, nil)
+//	conn, err := l.Accept(ctx)
+//	stream, err := conn.AcceptStream(ctx)
+//
+// A client dials and opens streams:
+//
+//	conn, err := quic.DialAddr(ctx, "example.com:4433", tlsConf, nil)
+//	stream, err := conn.OpenStreamSync(ctx)
+//	stream.Write(request)
+//	stream.CloseWrite()
+//	response, err := io.ReadAll(stream)
+//
+// tls.Config must name the application protocol in NextProtos (QUIC
+// requires ALPN). A Transport lets one UDP socket serve a listener and any
+// number of dialed connections at once, and holds socket-wide settings:
+// the connection-ID generator, the stateless reset key, the handshake
+// limit. Config holds per-connection settings; its zero value is usable.
+//
+// # Layers
+//
+//	application ── Conn, Stream, SendStream, ReceiveStream (this package)
+//	              Transport: UDP socket, routing by connection ID
+//	              connState: the protocol state machine of one connection
+//	protocol    ── wire/        bytes <-> headers, frames, transport parameters
+//	              handshake/   TLS 1.3 through crypto/tls, packet protection, key update
+//	              ackhandler/  ACK generation, sent packets, loss detection, PTO
+//	              congestion/  RTT, Cubic (default), BBR, NewReno, pacing
+//	              flowcontrol/ stream and connection windows, auto-tuned
+//
+// # The life of a packet
+//
+// In: the Transport's single read goroutine reads a datagram into a pooled
+// buffer, parses the destination connection ID (without allocating),
+// looks it up in a sharded table and hands the datagram to that
+// connection's bounded queue; if the queue is full the datagram is dropped
+// and counted, so a slow connection never blocks the others. Unknown long
+// headers go to the Listener (new connections) or get a Version
+// Negotiation packet; unknown short headers get a stateless reset. The
+// connection's goroutine removes header protection, decrypts in place,
+// parses the frames straight from the buffer and updates its state;
+// stream data is copied once, into the stream's reassembly buffer, and
+// wakes the reader.
+//
+// Out: Write copies data once into the stream's send buffer and wakes the
+// connection goroutine. When congestion control and the pacer allow, the
+// goroutine packs ACKs, control frames (regenerated with current values
+// after a loss), CRYPTO data, datagrams and stream data from the streams in
+// round-robin order into full-size packets, coalescing Initial, Handshake
+// and 1-RTT packets into one datagram during the handshake, seals them in
+// place and writes them to the socket.
+//
+// # Who owns what
+//
+// connState never reads the clock, never touches a socket and starts no
+// goroutine: it is handed datagrams and the time and is asked for packets
+// and its next deadline. This makes whole connections testable on a
+// simulated network with a simulated clock (internal/netsim), where an
+// hour of idle time takes milliseconds. Each Conn runs one goroutine that
+// owns its connState; nothing else touches protocol state, so it needs no
+// lock. Application goroutines meet it only at the edges: a stream's
+// buffers under the stream's mutex, the stream map (open, accept) under
+// its own mutex, the datagram queues, and a non-blocking wake-up channel.
+// No lock is held while another is taken, so there is no lock order to
+// get wrong. Everything that reads the clock or the socket is in conn.go
+// and transport.go.
+//
+// Errors are typed: *TransportError, *ApplicationError (each says whether
+// the peer sent it), *IdleTimeoutError and *HandshakeTimeoutError
+// (net.Error timeouts), *StatelessResetError, *VersionNegotiationError and
+// *StreamError. The package never reads environment variables and never
+// writes to the global logger.
+package quic

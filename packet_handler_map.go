@@ -1,0 +1,101 @@
+package quic
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/quicstack/quic/wire"
+)
+
+// handlerShards is the number of independently locked parts of the
+// connection-ID table, so that the read loop's lookups and connections
+// adding or retiring IDs rarely meet on one lock.
+const handlerShards = 64
+
+// packetHandlerMap routes connection IDs to connections. Lookups take one
+// shard's read lock and allocate nothing.
+type packetHandlerMap struct {
+	seed   maphash.Seed
+	shards [handlerShards]handlerShard
+}
+
+type handlerShard struct {
+	mu sync.RWMutex
+	m  map[wire.ConnectionID]*Conn
+}
+
+func (h *packetHandlerMap) init() {
+	h.seed = maphash.MakeSeed()
+	for i := range h.shards {
+		h.shards[i].m = make(map[wire.ConnectionID]*Conn)
+	}
+}
+
+func (h *packetHandlerMap) shard(cid *wire.ConnectionID) *handlerShard {
+	return &h.shards[maphash.Bytes(h.seed, cid.Bytes())%handlerShards]
+}
+
+// get returns the connection cid routes to.
+func (h *packetHandlerMap) get(cid wire.ConnectionID) *Conn {
+	s := h.shard(&cid)
+	s.mu.RLock()
+	c := s.m[cid]
+	s.mu.RUnlock()
+	return c
+}
+
+// add routes cid to c unless it already routes somewhere.
+func (h *packetHandlerMap) add(cid wire.ConnectionID, c *Conn) bool {
+	s := h.shard(&cid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[cid]; ok {
+		return false
+	}
+	s.m[cid] = c
+	return true
+}
+
+// remove stops routing cid, if it routes to c.
+func (h *packetHandlerMap) remove(cid wire.ConnectionID, c *Conn) {
+	s := h.shard(&cid)
+	s.mu.Lock()
+	if s.m[cid] == c {
+		delete(s.m, cid)
+	}
+	s.mu.Unlock()
+}
+
+// all returns every connection, once each.
+func (h *packetHandlerMap) all() []*Conn {
+	seen := make(map[*Conn]bool)
+	var list []*Conn
+	for i := range h.shards {
+		s := &h.shards[i]
+		s.mu.RLock()
+		for _, c := range s.m {
+			if !seen[c] {
+				seen[c] = true
+				list = append(list, c)
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return list
+}
+
+// connRoutes is a connection's connIDRoutes: it adds and removes the
+// connection's IDs in its Transport's table.
+type connRoutes struct {
+	h *packetHandlerMap
+	c *Conn
+}
+
+func (r connRoutes) addConnID(cid ConnectionID, _ wire.StatelessResetToken) bool {
+	if cid.Len() == 0 {
+		return true
+	}
+	return r.h.add(cid, r.c)
+}
+
+func (r connRoutes) removeConnID(cid ConnectionID) { r.h.remove(cid, r.c) }

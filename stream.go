@@ -1,0 +1,501 @@
+package quic
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/flowcontrol"
+	"github.com/quicstack/quic/wire"
+)
+
+// stream is the state of one stream, shared by the connection goroutine
+// (frames in and out) and application goroutines (Read, Write, Close),
+// which take turns under mu. Application goroutines never touch flow
+// control or the connection: they record what they did and queue the
+// stream for the connection goroutine (streamsMap.markAttention), which
+// applies it with the current time.
+type stream struct {
+	id     wire.StreamID
+	m      *streamsMap
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// inAttention and inSendable are guarded by m.mu, not mu.
+	inAttention, inSendable bool
+
+	mu      sync.Mutex
+	connErr error // the connection ended
+
+	// Receiving part (RFC 9000, Section 3.2).
+	hasRecv       bool
+	recv          recvBuffer
+	recvFC        *flowcontrol.StreamReceiver
+	resetRecvd    bool // RESET_STREAM arrived
+	resetRecvCode uint64
+	readCanceled  bool // CancelRead was called
+	stopCode      uint64
+	stopPending   bool // STOP_SENDING to send
+	abandonDue    bool // connection credit of unread data to return
+	eofRead       bool
+	readConsumed  uint64 // read by the application, not yet given back
+	readCh        chan struct{}
+	readDeadline  time.Time
+
+	// Sending part (RFC 9000, Section 3.1).
+	hasSend       bool
+	send          sendBuffer
+	sendFC        flowcontrol.SendWindow
+	creditKnown   bool
+	sentEnd       uint64 // highest offset sent, the final size of a reset
+	finQueued     bool   // CloseWrite was called
+	finAcked      bool
+	resetPending  bool // RESET_STREAM to send
+	resetSent     bool
+	resetAcked    bool
+	resetCode     uint64
+	writeErr      error
+	writeCh       chan struct{}
+	writeDeadline time.Time
+}
+
+func newStream(m *streamsMap, id wire.StreamID) *stream {
+	s := &stream{id: id, m: m, readCh: make(chan struct{}, 1), writeCh: make(chan struct{}, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	local := id.Initiator() == m.role
+	s.hasSend = id.IsBidi() || local
+	s.hasRecv = id.IsBidi() || !local
+	c := m.c
+	if s.hasRecv {
+		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow), recvBufDefaultMaxGaps)
+		s.recvFC = c.newStreamReceiver()
+	}
+	if s.hasSend {
+		s.send = newSendBuffer(defaultMaxStreamSendBuffered)
+	}
+	return s
+}
+
+// initSendCredit sets the initial send limit from the peer's transport
+// parameters (RFC 9000, Section 18.2): initial_max_stream_data_bidi_remote
+// for bidirectional streams this endpoint opened, _bidi_local for those
+// the peer opened, _uni for unidirectional ones. s.mu must be held.
+func (s *stream) initSendCredit(p *wire.TransportParameters) {
+	if !s.hasSend || s.creditKnown {
+		return
+	}
+	s.creditKnown = true
+	switch {
+	case !s.id.IsBidi():
+		s.sendFC.OnMaxData(p.InitialMaxStreamDataUni)
+	case s.id.Initiator() == s.m.role:
+		s.sendFC.OnMaxData(p.InitialMaxStreamDataBidiRemote)
+	default:
+		s.sendFC.OnMaxData(p.InitialMaxStreamDataBidiLocal)
+	}
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// --- Connection goroutine side ---
+
+func (s *stream) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.recvFC.OnData(f.Offset, uint64(len(f.Data)), f.Fin); err != nil {
+		return err
+	}
+	if s.resetRecvd || s.readCanceled {
+		return nil // data nobody will read
+	}
+	if len(f.Data) > 0 {
+		if _, err := s.recv.push(f.Offset, f.Data); err != nil {
+			return nil // too fragmented: dropped; the peer retransmits
+		}
+	}
+	notify(s.readCh)
+	return nil
+}
+
+// handleResetStream: "An endpoint ... in the Recv or Size Known state
+// transitions to Reset Recvd" and the application is told (RFC 9000,
+// Section 3.2); the unread data's connection credit is returned
+// (Section 4.5).
+func (s *stream) handleResetStream(now time.Time, code, finalSize uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.recvFC.OnReset(finalSize); err != nil {
+		return err
+	}
+	if s.eofRead || s.resetRecvd {
+		return nil
+	}
+	s.resetRecvd, s.resetRecvCode = true, code
+	s.recvFC.Abandon(now)
+	s.recv.reset()
+	notify(s.readCh)
+	return nil
+}
+
+// handleStopSending: "An endpoint that receives a STOP_SENDING frame MUST
+// send a RESET_STREAM frame if the stream is in the Ready or Send state"
+// with the error code it carries (RFC 9000, Section 3.5).
+func (s *stream) handleStopSending(code uint64) {
+	s.mu.Lock()
+	if s.resetPending || s.resetSent || (s.finQueued && s.send.allAcked()) {
+		s.mu.Unlock()
+		return
+	}
+	s.resetPending, s.resetCode = true, code
+	s.writeErr = &StreamError{StreamID: s.id, Code: StreamErrorCode(code), Remote: true}
+	s.send.reset()
+	notify(s.writeCh)
+	s.mu.Unlock()
+	s.m.markSendable(s)
+}
+
+// applyAppChanges applies what the application did since the last call
+// and reports whether the stream has something to send.
+func (s *stream) applyAppChanges(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hasRecv {
+		if s.readConsumed > 0 {
+			s.recvFC.OnConsumed(now, s.readConsumed)
+			s.readConsumed = 0
+		}
+		if s.abandonDue {
+			s.abandonDue = false
+			s.recvFC.Abandon(now)
+		}
+	}
+	return s.wantsToSend()
+}
+
+// wantsToSend reports whether the stream has frames to send. s.mu held.
+func (s *stream) wantsToSend() bool {
+	if s.stopPending || s.resetPending {
+		return true
+	}
+	if s.hasRecv && !s.readCanceled && !s.resetRecvd && s.recvFC.ShouldSendUpdate() {
+		return true
+	}
+	return s.hasSend && s.creditKnown && s.send.hasData()
+}
+
+// appendControlFrames appends the stream's control frames.
+func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
+	const space = ackhandler.SpaceApplication
+	c := s.m.c
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopPending {
+		f := wire.StopSendingFrame{StreamID: s.id, ErrorCode: s.stopCode}
+		if f.EncodedLen() <= end-len(b) {
+			b = f.Append(b)
+			s.stopPending = false
+			c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeStopSending, StreamID: int64(s.id)})
+		}
+	}
+	if s.resetPending {
+		f := wire.ResetStreamFrame{StreamID: s.id, ErrorCode: s.resetCode, FinalSize: s.sentEnd}
+		if f.EncodedLen() <= end-len(b) {
+			b = f.Append(b)
+			s.resetPending, s.resetSent = false, true
+			c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeResetStream, StreamID: int64(s.id)})
+		}
+	}
+	if s.hasRecv && !s.readCanceled && !s.resetRecvd && s.recvFC.ShouldSendUpdate() {
+		limit := s.recvFC.NextLimit(now, c.rtt.Smoothed())
+		f := wire.MaxStreamDataFrame{StreamID: s.id, MaximumStreamData: limit}
+		if f.EncodedLen() <= end-len(b) {
+			b = f.Append(b)
+			s.recvFC.OnUpdateSent(limit)
+			c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeMaxStreamData, StreamID: int64(s.id), Offset: limit})
+		}
+	}
+	if s.hasSend && !s.resetSent && s.send.hasData() {
+		if limit, ok := s.sendFC.Blocked(); ok && s.sentEnd >= limit {
+			f := wire.StreamDataBlockedFrame{StreamID: s.id, MaximumStreamData: limit}
+			if f.EncodedLen() <= end-len(b) {
+				b = f.Append(b)
+				s.sendFC.OnBlockedSent(limit)
+				c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeStreamDataBlocked, StreamID: int64(s.id), Offset: limit})
+			}
+		}
+	}
+	return b
+}
+
+// streamFrameOverhead is the most a STREAM frame header takes: type,
+// 8-byte stream ID and offset, 2-byte length.
+const streamFrameOverhead = 1 + 8 + 8 + 2
+
+// appendStreamFrame appends one STREAM frame and reports whether the
+// stream has more to send.
+func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bool) {
+	c := s.m.c
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.hasSend || s.resetPending || s.resetSent || !s.creditKnown {
+		return b, false
+	}
+	maxData := end - len(b) - streamFrameOverhead
+	if maxData < 0 {
+		return b, s.send.hasData()
+	}
+	// New data needs stream and connection credit; retransmissions do not.
+	newCredit := min(s.sendFC.Credit(), c.connSend.Credit())
+	off, data, fin, ok := s.send.nextFrameLimit(maxData, s.send.sentOffset()+newCredit)
+	if !ok {
+		// Blocked by flow control: stay sendable, so that a MAX_DATA or
+		// MAX_STREAM_DATA resumes the stream (a sender blocked by flow
+		// control must always resume).
+		return b, s.send.hasData()
+	}
+	if e := off + uint64(len(data)); e > s.sentEnd {
+		n := e - s.sentEnd
+		s.sendFC.OnSent(n)
+		c.connSend.OnSent(n)
+		s.sentEnd = e
+	}
+	b = wire.StreamFrame{StreamID: s.id, Offset: off, Data: data, Fin: fin, HasLength: true}.Append(b)
+	c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{
+		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(len(data)), Extra: boolToUint(fin),
+	})
+	return b, s.send.hasData()
+}
+
+func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case f.Type.IsStream():
+		s.send.onAcked(f.Offset, int(f.Length), f.Extra == 1)
+		if s.finQueued && s.send.allAcked() {
+			s.finAcked = true
+		}
+		notify(s.writeCh)
+	case f.Type == wire.FrameTypeResetStream:
+		s.resetAcked = true
+	}
+}
+
+// onFrameLost marks what a lost frame carried for sending again and
+// reports whether the stream now has something to send.
+func (s *stream) onFrameLost(f *ackhandler.FrameRecord) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch f.Type {
+	case wire.FrameTypeStream:
+		if !s.resetPending && !s.resetSent {
+			s.send.onLost(f.Offset, int(f.Length), f.Extra == 1)
+		}
+	case wire.FrameTypeResetStream:
+		s.resetPending = !s.resetAcked
+	case wire.FrameTypeStopSending:
+		s.stopPending = s.readCanceled && !s.resetRecvd && !s.eofRead
+	case wire.FrameTypeMaxStreamData:
+		if s.hasRecv {
+			s.recvFC.OnUpdateLost(f.Offset)
+		}
+	case wire.FrameTypeStreamDataBlocked:
+		s.sendFC.OnBlockedLost(f.Offset)
+	default:
+		if f.Type.IsStream() && !s.resetPending && !s.resetSent {
+			s.send.onLost(f.Offset, int(f.Length), f.Extra == 1)
+		}
+	}
+	return s.wantsToSend()
+}
+
+// isDone reports whether both directions are finished, so the stream can
+// be forgotten. s.mu held.
+func (s *stream) isDone() bool {
+	sendDone := !s.hasSend || s.finAcked || s.resetAcked
+	recvDone := !s.hasRecv || s.eofRead || s.resetRecvd
+	if s.hasRecv && s.readCanceled {
+		_, known := s.recvFC.FinalSize()
+		recvDone = recvDone || known
+	}
+	return sendDone && recvDone
+}
+
+func (s *stream) closeWithConnError(err error) {
+	s.mu.Lock()
+	s.connErr = err
+	s.mu.Unlock()
+	notify(s.readCh)
+	notify(s.writeCh)
+	s.cancel()
+}
+
+// --- Application side ---
+
+func (s *stream) read(p []byte) (int, error) {
+	for {
+		s.mu.Lock()
+		n, err := s.tryRead(p)
+		deadline := s.readDeadline
+		s.mu.Unlock()
+		if n > 0 {
+			s.m.markAttention(s)
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if len(p) == 0 {
+			return 0, nil
+		}
+		if err := waitFor(s.readCh, deadline); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// tryRead reads what is available. s.mu held.
+func (s *stream) tryRead(p []byte) (int, error) {
+	switch {
+	case s.readCanceled:
+		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.stopCode)}
+	case s.resetRecvd:
+		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.resetRecvCode), Remote: true}
+	}
+	n := s.recv.read(p)
+	s.readConsumed += uint64(n)
+	if n == 0 {
+		if size, known := s.recvFC.FinalSize(); known && s.recv.readOffset() == size {
+			s.eofRead = true
+			return 0, io.EOF
+		}
+		if s.connErr != nil {
+			return 0, s.connErr
+		}
+	}
+	return n, nil
+}
+
+func (s *stream) write(p []byte) (int, error) {
+	written := 0
+	for {
+		s.mu.Lock()
+		var err error
+		switch {
+		case s.writeErr != nil:
+			err = s.writeErr
+		case s.finQueued:
+			err = errWriteAfterClose
+		case s.connErr != nil:
+			err = s.connErr
+		}
+		n := 0
+		if err == nil {
+			n = s.send.write(p[written:])
+			written += n
+		}
+		deadline := s.writeDeadline
+		s.mu.Unlock()
+		if n > 0 {
+			s.m.markAttention(s)
+		}
+		if err != nil || written == len(p) {
+			return written, err
+		}
+		if err := waitFor(s.writeCh, deadline); err != nil {
+			return written, err
+		}
+	}
+}
+
+// errWriteAfterClose is returned by Write after CloseWrite or Close.
+var errWriteAfterClose = errors.New("quic: write on a stream closed for writing")
+
+// waitFor blocks until ch is signalled or deadline passes.
+func waitFor(ch chan struct{}, deadline time.Time) error {
+	if deadline.IsZero() {
+		<-ch
+		return nil
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return os.ErrDeadlineExceeded
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-t.C:
+		return os.ErrDeadlineExceeded
+	}
+}
+
+func (s *stream) closeWrite() error {
+	s.mu.Lock()
+	if s.finQueued || s.resetPending || s.resetSent {
+		s.mu.Unlock()
+		return nil
+	}
+	s.finQueued = true
+	s.send.close()
+	s.mu.Unlock()
+	s.m.markAttention(s)
+	return nil
+}
+
+func (s *stream) cancelWrite(code StreamErrorCode) {
+	s.mu.Lock()
+	if s.resetPending || s.resetSent || s.finAcked {
+		s.mu.Unlock()
+		return
+	}
+	s.resetPending, s.resetCode = true, uint64(code)
+	s.writeErr = &StreamError{StreamID: s.id, Code: code}
+	s.send.reset()
+	s.mu.Unlock()
+	notify(s.writeCh)
+	s.m.markAttention(s)
+}
+
+func (s *stream) cancelRead(code StreamErrorCode) {
+	s.mu.Lock()
+	if s.readCanceled || s.resetRecvd || s.eofRead {
+		s.mu.Unlock()
+		return
+	}
+	s.readCanceled, s.stopCode = true, uint64(code)
+	if _, known := s.recvFC.FinalSize(); !known || s.recv.readable() > 0 {
+		// "STOP_SENDING SHOULD only be sent for a stream that has not
+		// been reset by the peer" and is pointless once all data arrived
+		// (RFC 9000, Section 3.5).
+		s.stopPending = true
+	}
+	s.abandonDue = true
+	s.recv.reset()
+	s.mu.Unlock()
+	notify(s.readCh)
+	s.m.markAttention(s)
+}
+
+func (s *stream) setReadDeadline(t time.Time) {
+	s.mu.Lock()
+	s.readDeadline = t
+	s.mu.Unlock()
+	notify(s.readCh)
+}
+
+func (s *stream) setWriteDeadline(t time.Time) {
+	s.mu.Lock()
+	s.writeDeadline = t
+	s.mu.Unlock()
+	notify(s.writeCh)
+}

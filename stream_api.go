@@ -1,0 +1,123 @@
+package quic
+
+import (
+	"context"
+	"time"
+
+	"github.com/quicstack/quic/wire"
+)
+
+// StreamID identifies a stream within a connection (RFC 9000, Section 2.1).
+type StreamID = wire.StreamID
+
+// A Stream is a bidirectional QUIC stream. Read and Write may be called
+// concurrently with each other and with the other methods; concurrent
+// Reads (or concurrent Writes) are serialized.
+type Stream struct{ s *stream }
+
+// A SendStream is the sending half of a stream: a unidirectional stream
+// this endpoint opened.
+type SendStream struct{ s *stream }
+
+// A ReceiveStream is the receiving half of a stream: a unidirectional
+// stream the peer opened.
+type ReceiveStream struct{ s *stream }
+
+// StreamID returns the stream's ID.
+func (s *Stream) StreamID() StreamID { return s.s.id }
+
+// Read reads data the peer sent, blocking until some is available. It
+// returns io.EOF after the peer's FIN and all data are read, a *StreamError
+// after the peer reset the stream (RESET_STREAM) or CancelRead was called,
+// os.ErrDeadlineExceeded (a net.Error with Timeout() true) after the read
+// deadline, and the connection's error once it closed.
+func (s *Stream) Read(p []byte) (int, error) { return s.s.read(p) }
+
+// Write writes data to the stream, blocking while the send buffer (1 MiB)
+// is full. It returns a *StreamError after the peer asked to stop
+// (STOP_SENDING) or CancelWrite was called, os.ErrDeadlineExceeded after
+// the write deadline, and an error after CloseWrite or Close.
+func (s *Stream) Write(p []byte) (int, error) { return s.s.write(p) }
+
+// CloseWrite ends the sending direction gracefully: the data written so
+// far is delivered, followed by a FIN. It does not block.
+func (s *Stream) CloseWrite() error { return s.s.closeWrite() }
+
+// CancelWrite abandons the sending direction: data not yet delivered is
+// discarded and the peer gets a RESET_STREAM with code (RFC 9000,
+// Section 3.1).
+func (s *Stream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
+
+// CancelRead abandons the receiving direction: buffered data is discarded
+// and, if more was expected, the peer gets a STOP_SENDING with code
+// (RFC 9000, Section 3.5).
+func (s *Stream) CancelRead(code StreamErrorCode) { s.s.cancelRead(code) }
+
+// Close releases both directions, as users of io.Closer expect: it is
+// CloseWrite (the written data and a FIN are still delivered) followed by
+// CancelRead(0) unless the peer already finished sending, so that the
+// peer stops sending data nobody will read. To keep reading after the
+// writing is done, use CloseWrite instead.
+func (s *Stream) Close() error {
+	s.s.closeWrite()
+	s.s.cancelRead(0)
+	return nil
+}
+
+// SetDeadline sets the read and write deadlines.
+func (s *Stream) SetDeadline(t time.Time) error {
+	s.s.setReadDeadline(t)
+	s.s.setWriteDeadline(t)
+	return nil
+}
+
+// SetReadDeadline sets the deadline for Read calls, current and future.
+// The zero time means none.
+func (s *Stream) SetReadDeadline(t time.Time) error { s.s.setReadDeadline(t); return nil }
+
+// SetWriteDeadline sets the deadline for Write calls, current and future.
+// The zero time means none.
+func (s *Stream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }
+
+// Context is cancelled when the stream is finished in both directions or
+// the connection ends.
+func (s *Stream) Context() context.Context { return s.s.ctx }
+
+// StreamID returns the stream's ID.
+func (s *SendStream) StreamID() StreamID { return s.s.id }
+
+// Write writes data; see Stream.Write.
+func (s *SendStream) Write(p []byte) (int, error) { return s.s.write(p) }
+
+// CloseWrite ends the stream gracefully with a FIN; see Stream.CloseWrite.
+func (s *SendStream) CloseWrite() error { return s.s.closeWrite() }
+
+// Close is CloseWrite, for io.Closer.
+func (s *SendStream) Close() error { return s.s.closeWrite() }
+
+// CancelWrite resets the stream; see Stream.CancelWrite.
+func (s *SendStream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
+
+// SetWriteDeadline sets the deadline for Write calls.
+func (s *SendStream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }
+
+// Context is cancelled when the stream is finished or the connection ends.
+func (s *SendStream) Context() context.Context { return s.s.ctx }
+
+// StreamID returns the stream's ID.
+func (s *ReceiveStream) StreamID() StreamID { return s.s.id }
+
+// Read reads data; see Stream.Read.
+func (s *ReceiveStream) Read(p []byte) (int, error) { return s.s.read(p) }
+
+// CancelRead stops receiving; see Stream.CancelRead.
+func (s *ReceiveStream) CancelRead(code StreamErrorCode) { s.s.cancelRead(code) }
+
+// Close is CancelRead(0) unless all data was read, for io.Closer.
+func (s *ReceiveStream) Close() error { s.s.cancelRead(0); return nil }
+
+// SetReadDeadline sets the deadline for Read calls.
+func (s *ReceiveStream) SetReadDeadline(t time.Time) error { s.s.setReadDeadline(t); return nil }
+
+// Context is cancelled when the stream is finished or the connection ends.
+func (s *ReceiveStream) Context() context.Context { return s.s.ctx }

@@ -1,0 +1,327 @@
+package quic
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/wire"
+)
+
+// A Transport owns a UDP socket and the connections that use it: dialed
+// ones and, after Listen, accepted ones. One goroutine reads the socket
+// and routes each datagram by its destination connection ID to the
+// connection's goroutine, without a global lock and without ever waiting
+// for a connection. The zero value with Conn set is ready to use;
+// configuration fields must be set before the first Listen or Dial.
+type Transport struct {
+	// Conn is the UDP socket. Close closes it only if the Transport made
+	// it (ListenAddr, DialAddr).
+	Conn net.PacketConn
+
+	// ConnectionIDGenerator makes the connection IDs of this Transport's
+	// connections; a load balancer may need its own. Default: random
+	// 8-byte IDs.
+	ConnectionIDGenerator ConnectionIDGenerator
+
+	// StatelessResetKey derives stateless reset tokens
+	// (HMAC-SHA256 of the connection ID). Servers of a fleet that share
+	// it can reset connections another of them lost. Default: a random
+	// key per Transport, so resets work within its lifetime only.
+	StatelessResetKey []byte
+
+	// MaxHandshakes bounds the handshakes in progress on the listener;
+	// Initial packets for new connections beyond it are dropped.
+	// Default 1024.
+	MaxHandshakes int
+
+	initOnce sync.Once
+	initErr  error
+	handlers packetHandlerMap
+	resetter *handshake.StatelessResetter
+	listener atomic.Pointer[Listener]
+	ownConn  bool
+
+	closeOnce sync.Once
+	closing   chan struct{}
+	wg        sync.WaitGroup
+
+	resetBudget atomic.Int64 // stateless resets still allowed this second
+}
+
+const maxPacketBufferSize = 1500
+
+var packetBufferPool = sync.Pool{New: func() any { b := make([]byte, 65536); return &b }}
+
+func getPacketBuffer() *[]byte  { return packetBufferPool.Get().(*[]byte) }
+func putPacketBuffer(b *[]byte) { packetBufferPool.Put(b) }
+
+func (t *Transport) init() error {
+	t.initOnce.Do(func() {
+		if t.Conn == nil {
+			t.initErr = errors.New("quic: Transport.Conn is nil")
+			return
+		}
+		if t.ConnectionIDGenerator == nil {
+			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
+		}
+		key := t.StatelessResetKey
+		if len(key) == 0 {
+			key = make([]byte, 32)
+			rand.Read(key)
+		}
+		t.resetter, t.initErr = handshake.NewStatelessResetter(key)
+		if t.MaxHandshakes <= 0 {
+			t.MaxHandshakes = 1024
+		}
+		t.handlers.init()
+		t.closing = make(chan struct{})
+		t.wg.Add(1)
+		go t.readLoop()
+	})
+	return t.initErr
+}
+
+// readLoop reads datagrams and routes them until the socket fails or the
+// Transport closes.
+func (t *Transport) readLoop() {
+	defer t.wg.Done()
+	lastReset := time.Now()
+	for {
+		bp := getPacketBuffer()
+		n, addr, err := t.Conn.ReadFrom(*bp)
+		if err != nil {
+			putPacketBuffer(bp)
+			select {
+			case <-t.closing:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			t.Close()
+			return
+		}
+		if now := time.Now(); now.Sub(lastReset) > time.Second {
+			lastReset = now
+			t.resetBudget.Store(100)
+		}
+		if !t.route((*bp)[:n], bp, addr) {
+			putPacketBuffer(bp)
+		}
+	}
+}
+
+// route delivers one datagram and reports whether the connection took
+// ownership of its buffer.
+func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
+	if len(d) == 0 {
+		return false
+	}
+	cidLen := t.ConnectionIDGenerator.ConnectionIDLen()
+	cid, err := wire.ParseDestConnectionID(d, cidLen)
+	if err != nil {
+		return false
+	}
+	if c := t.handlers.get(cid); c != nil {
+		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
+	}
+	if !wire.IsLongHeader(d[0]) {
+		t.maybeSendStatelessReset(d, cid, addr)
+		return false
+	}
+	hdr, err := wire.ParseInvariantHeader(d, cidLen)
+	if err != nil {
+		return false
+	}
+	if !hdr.Version.IsSupported() {
+		t.sendVersionNegotiation(d, hdr, addr)
+		return false
+	}
+	if l := t.listener.Load(); l != nil {
+		return l.handleNewConnection(d, bp, addr)
+	}
+	return false
+}
+
+// sendVersionNegotiation answers a long-header packet of an unknown version
+// (RFC 9000, Section 6.1): "A server sends a Version Negotiation packet in
+// response to each packet that might initiate a new connection". Only
+// datagrams of at least 1200 bytes get one, since only those can start a
+// connection, which keeps the answer from amplifying an attack.
+func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, addr net.Addr) {
+	if len(d) < minInitialPacketSize || hdr.Version == wire.VersionNegotiationVersion || t.listener.Load() == nil {
+		return
+	}
+	var unused [1]byte
+	rand.Read(unused[:])
+	vn := wire.AppendVersionNegotiation(nil, 0x40|unused[0], hdr.SrcConnID, hdr.DstConnID,
+		[]wire.Version{wire.Version1, wire.Version2, 0x1a2a3a4a})
+	t.writeTo(vn, addr)
+}
+
+// maybeSendStatelessReset answers a short-header packet for an unknown
+// connection ID with a stateless reset (RFC 9000, Section 10.3). It is
+// smaller than the packet that triggered it ("An endpoint MUST NOT send a
+// stateless reset that is three times or more larger than the packet it
+// receives"; being smaller also prevents two endpoints from resetting each
+// other forever, Section 10.3.3), at least 21 bytes long so that it looks
+// like a short-header packet, and rate-limited.
+func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, addr net.Addr) {
+	size := min(len(d)-1, 42)
+	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 {
+		return
+	}
+	b := make([]byte, size)
+	rand.Read(b[:size-wire.StatelessResetTokenLen])
+	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
+	token := t.resetter.Token(cid)
+	copy(b[size-wire.StatelessResetTokenLen:], token[:])
+	t.writeTo(b, addr)
+}
+
+func (t *Transport) writeTo(b []byte, addr net.Addr) {
+	t.Conn.WriteTo(b, addr) // UDP send errors are transient; loss recovery copes
+}
+
+// Listen makes the Transport accept connections with tlsConf (which must
+// have Certificates or GetCertificate, and NextProtos) and conf (nil for
+// defaults). A Transport has at most one listener.
+func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	if err := t.init(); err != nil {
+		return nil, err
+	}
+	tc, err := handshake.PrepareTLSConfig(tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	l := newListener(t, tc, conf.withDefaults())
+	if !t.listener.CompareAndSwap(nil, l) {
+		return nil, errors.New("quic: Transport already has a listener")
+	}
+	return l, nil
+}
+
+// Dial connects to addr and returns once the handshake completed, ctx is
+// done (the attempt is then abandoned) or the connection failed.
+func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	if err := t.init(); err != nil {
+		return nil, err
+	}
+	tc, err := handshake.PrepareTLSConfig(tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	cfg := conf.withDefaults()
+	var dcidBytes [8]byte
+	rand.Read(dcidBytes[:])
+	dcid := wire.NewConnectionID(dcidBytes[:])
+	c := newConn(t, addr, cfg)
+	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
+		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
+		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
+		seed: randomSeed(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.start(st)
+	select {
+	case <-c.handshakeDone:
+		return c, nil
+	case <-c.ctx.Done():
+		return nil, context.Cause(c.ctx)
+	case <-ctx.Done():
+		select {
+		case c.closeCh <- closeRequest{0, "dial canceled"}:
+		default:
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// Close closes every connection of the Transport (with an application
+// close of code 0), the listener, and the socket if the Transport made it,
+// and waits for all the Transport's goroutines to exit.
+func (t *Transport) Close() error {
+	t.init()
+	t.closeOnce.Do(func() {
+		close(t.closing)
+		if l := t.listener.Load(); l != nil {
+			l.Close()
+		}
+		for _, c := range t.handlers.all() {
+			select {
+			case <-c.done:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		if t.ownConn {
+			t.Conn.Close()
+		} else {
+			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
+		}
+	})
+	t.wg.Wait()
+	return nil
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	var s uint64
+	for _, x := range b {
+		s = s<<8 | uint64(x)
+	}
+	return s
+}
+
+// ListenAddr listens on the UDP address addr (such as "127.0.0.1:4433")
+// with a Transport of its own, closed with the Listener.
+func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	udp, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{Conn: udp, ownConn: true}
+	l, err := t.Listen(tlsConf, conf)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	l.ownTransport = true
+	return l, nil
+}
+
+// DialAddr dials the UDP address addr from a Transport of its own on an
+// ephemeral port, closed when the connection ends.
+func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	raddr, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{Conn: udp, ownConn: true}
+	c, err := t.Dial(ctx, raddr, tlsConf, conf)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	go func() {
+		<-c.done
+		t.Close()
+	}()
+	return c, nil
+}
