@@ -1,0 +1,5 @@
+//go:build !race
+
+package qpack
+
+const raceEnabled = false
