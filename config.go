@@ -43,10 +43,13 @@ type Config struct {
 	MaxConnectionReceiveWindow uint64
 
 	// MaxIncomingStreams is how many bidirectional streams the peer may
-	// have open at once. Default 100. Negative allows none.
+	// have open at once. A stream counts until the application has
+	// accepted it and both directions are finished, so streams waiting
+	// to be accepted are bounded too. Default 100. Negative allows none.
 	MaxIncomingStreams int64
 	// MaxIncomingUniStreams is how many unidirectional streams the peer
-	// may have open at once. Default 100. Negative allows none.
+	// may have open at once, counted as for MaxIncomingStreams.
+	// Default 100. Negative allows none.
 	MaxIncomingUniStreams int64
 
 	// EnableDatagrams enables the unreliable datagram extension

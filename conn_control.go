@@ -71,14 +71,26 @@ func (c *connState) handleDatagramFrame(f wire.DatagramFrame) error {
 }
 
 // appendDatagramFrames appends queued datagrams that fit in this packet.
-// A datagram too large for any packet is dropped.
+// A datagram too large for any packet, or for the peer, is dropped: "An
+// endpoint MUST NOT send DATAGRAM frames until it has received the
+// max_datagram_frame_size transport parameter with a non-zero value ...
+// An endpoint MUST NOT send DATAGRAM frames that are larger than the
+// max_datagram_frame_size value it has received from its peer."
+// (RFC 9221, Section 3)
 func (c *connState) appendDatagramFrames(b []byte, end int) []byte {
+	if c.peerParams == nil {
+		return b // not yet known whether the peer takes datagrams
+	}
 	for {
 		d, ok := c.datagrams.peekSend()
 		if !ok {
 			return b
 		}
 		f := wire.DatagramFrame{Data: d, HasLength: true}
+		if uint64(f.EncodedLen()) > c.peerParams.MaxDatagramFrameSize {
+			c.datagrams.popSend()
+			continue
+		}
 		if f.EncodedLen() > end-len(b) {
 			if f.EncodedLen() > c.maxDatagramSize-64 {
 				c.datagrams.popSend() // can never fit

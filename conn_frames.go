@@ -21,6 +21,9 @@ func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.
 		if err := wire.CheckFrameAllowed(f.Type, pt); err != nil {
 			return false, err
 		}
+		if c.onFrame != nil {
+			c.onFrame(space, f)
+		}
 		if f.Type.IsAckEliciting() {
 			ackEliciting = true
 		}

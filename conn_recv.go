@@ -215,8 +215,12 @@ func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
 	if c.role != wire.RoleClient || c.spaces[ackhandler.SpaceInitial].recv.LargestReceived() != wire.InvalidPacketNumber {
 		return
 	}
+	offered := c.version
+	if c.offeredVersion != 0 {
+		offered = c.offeredVersion
+	}
 	vn, err := wire.ParseVersionNegotiation(pkt)
-	if err != nil || !c.localConnID.Equal(vn.DstConnID) || !c.origDstConnID.Equal(vn.SrcConnID) || vn.Contains(c.version) {
+	if err != nil || !c.localConnID.Equal(vn.DstConnID) || !c.origDstConnID.Equal(vn.SrcConnID) || vn.Contains(offered) {
 		return
 	}
 	theirs := make([]wire.Version, vn.NumVersions())

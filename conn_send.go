@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -239,6 +240,11 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 		sealed = c.zeroRTTSeal.Seal(pkt, pnOff-start, pnLen, pn)
 	default:
 		sealed = sp.seal.Seal(pkt, pnOff-start, pnLen, pn)
+		if c.offeredVersion != 0 {
+			// Bytes 1 to 4 of a long header are the Version
+			// (RFC 9000, Section 17.2); see connState.offeredVersion.
+			binary.BigEndian.PutUint32(sealed[1:5], uint32(c.offeredVersion))
+		}
 	}
 	inFlight := ackEliciting || padded
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{

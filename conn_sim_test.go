@@ -61,10 +61,25 @@ type simEndpoint struct {
 	serverCfg *Config
 	serverTLS *tls.Config
 	seed      uint64
+	resetter  *handshake.StatelessResetter // for the server's connState
+
+	// Test hooks: dropIn and dropOut, if set, drop the datagrams they
+	// return true for, received or sent; inject holds datagrams to send
+	// at the next poll, as they are (see injectPacket).
+	dropIn                func(now time.Time, d *netsim.Datagram) bool
+	dropOut               func(now time.Time, d []byte) bool
+	inject                [][]byte
+	droppedIn, droppedOut int
+	sentOut               int
+	lastSent              time.Time
 }
 
 func (e *simEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
 	e.lastNow = now
+	if e.dropIn != nil && e.dropIn(now, d) {
+		e.droppedIn++
+		return
+	}
 	if e.c == nil {
 		e.acceptFirst(now, d)
 		if e.c == nil {
@@ -81,7 +96,7 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
 	}
 	c, err := newConnState(now, wire.RoleServer, e.serverCfg, connParams{
 		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
-		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed,
+		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed, statelessReset: e.resetter,
 	})
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)
@@ -99,6 +114,10 @@ func (e *simEndpoint) HandleTimeout(now time.Time) {
 
 func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 	e.lastNow = now
+	for _, d := range e.inject {
+		out.Send(e.peer, d, netsim.NotECT)
+	}
+	e.inject = nil
 	if e.c == nil {
 		return
 	}
@@ -107,6 +126,12 @@ func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 		if d == nil {
 			return
 		}
+		if e.dropOut != nil && e.dropOut(now, d) {
+			e.droppedOut++
+			continue
+		}
+		e.sentOut++
+		e.lastSent = now
 		out.Send(e.peer, d, netsim.NotECT)
 	}
 }
@@ -144,6 +169,12 @@ type simPair struct {
 func newSimPair(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64) *simPair {
 	t.Helper()
 	ctls, stls := testTLS(t)
+	return newSimPairTLS(t, link, cfg, seed, ctls, stls)
+}
+
+// newSimPairTLS is newSimPair with given TLS configurations.
+func newSimPairTLS(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64, ctls, stls *tls.Config) *simPair {
+	t.Helper()
 	sim := netsim.NewSim()
 	n := netsim.NewNetwork(sim, seed)
 	p := &simPair{sim: sim, net: n, path: n.Connect(1, 2, link, link)}
@@ -219,12 +250,7 @@ func simWrite(s *stream, p []byte) int {
 
 // simRead reads what is available from s without blocking.
 func simRead(s *stream, p []byte) (int, error) {
-	s.mu.Lock()
-	n, err := s.tryRead(p)
-	s.mu.Unlock()
-	if n > 0 {
-		s.m.markAttention(s)
-	}
+	n, err, _ := s.readNow(p)
 	return n, err
 }
 

@@ -3,6 +3,7 @@ package quic
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -26,7 +27,11 @@ import (
 type connState struct {
 	role    wire.Role
 	config  *Config
-	version wire.Version
+	version wire.Version // the version whose packet format and keys are used
+	// offeredVersion, if not zero, is a version this package cannot speak
+	// that a client offers anyway, to solicit Version Negotiation: it goes
+	// in the Version field of long headers instead of version.
+	offeredVersion wire.Version
 
 	// Connection IDs (RFC 9000, Section 7.2).
 	origDstConnID  wire.ConnectionID // the client's first Destination Connection ID
@@ -94,6 +99,10 @@ type connState struct {
 	undecryptable [][]byte
 
 	rxFrame wire.Frame // reused for parsing
+	// onFrame, if set, observes every frame received, after the check
+	// that its packet type allows it; for tests and tracing. The frame
+	// is valid only during the call.
+	onFrame func(space ackhandler.Space, f *wire.Frame)
 
 	datagrams          datagramQueue
 	pathResponse       [8]byte
@@ -163,6 +172,21 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		rtt:              congestion.NewRTTStats(),
 	}
 	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
+	if !p.version.IsSupported() {
+		// "A client MAY send a packet using a reserved version number.
+		// This can be used to solicit a list of supported versions from a
+		// server." (RFC 9000, Section 6.3) A client configured with a
+		// version it cannot speak sends Initial packets laid out and
+		// protected as in version 1 but carrying that version number: no
+		// server can process them, and the point is the Version
+		// Negotiation packet that answers them (RFC 9000, Section 6.1).
+		// A server never gets here: unknown versions are answered with
+		// Version Negotiation before a connection exists.
+		if role != wire.RoleClient {
+			return nil, fmt.Errorf("quic: server connection for unsupported version %v", p.version)
+		}
+		c.offeredVersion, c.version = p.version, wire.Version1
+	}
 	routes := p.routes
 	if routes == nil {
 		routes = nopRoutes{}

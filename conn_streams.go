@@ -131,16 +131,26 @@ func (m *streamsMap) openStream(bidi bool) (*stream, <-chan struct{}, error) {
 // is closed when one arrives.
 func (m *streamsMap) acceptStream(bidi bool) (*stream, <-chan struct{}, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	q := &m.acceptBidi
 	if !bidi {
 		q = &m.acceptUni
 	}
 	if len(*q) > 0 {
 		s := (*q)[0]
+		(*q)[0] = nil
 		*q = (*q)[1:]
+		// The stream may have finished already; now that the
+		// application holds it, the connection may retire it.
+		s.accepted = true
+		if !s.inAttention {
+			s.inAttention = true
+			m.attention = append(m.attention, s)
+		}
+		m.mu.Unlock()
+		m.wake()
 		return s, nil, nil
 	}
+	defer m.mu.Unlock()
 	if m.closed != nil {
 		return nil, nil, m.closed
 	}
@@ -212,7 +222,13 @@ func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error 
 	if s == nil || err != nil {
 		return err
 	}
-	return s.handleStreamFrame(now, f)
+	if err := s.handleStreamFrame(now, f); err != nil {
+		return err
+	}
+	if f.Fin {
+		m.maybeRetire(s) // the final size may finish a canceled receiving part
+	}
+	return nil
 }
 
 func (m *streamsMap) handleResetStream(now time.Time, id wire.StreamID, code, finalSize uint64) error {
@@ -220,7 +236,12 @@ func (m *streamsMap) handleResetStream(now time.Time, id wire.StreamID, code, fi
 	if s == nil || err != nil {
 		return err
 	}
-	return s.handleResetStream(now, code, finalSize)
+	if err := s.handleResetStream(now, code, finalSize); err != nil {
+		return err
+	}
+	// "Reset Recvd" ends the receiving part (RFC 9000, Section 3.2).
+	m.maybeRetire(s)
+	return nil
 }
 
 func (m *streamsMap) handleStopSending(now time.Time, f wire.StopSendingFrame) error {
@@ -322,6 +343,19 @@ func (m *streamsMap) hasDataToSend() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.sendable) > 0
+}
+
+// rearmBlocked lets every stream waiting to send repeat its
+// STREAM_DATA_BLOCKED frame (see connState.onKeepAlive).
+func (m *streamsMap) rearmBlocked() {
+	m.mu.Lock()
+	list := append([]*stream(nil), m.sendable...)
+	m.mu.Unlock()
+	for _, s := range list {
+		s.mu.Lock()
+		s.sendFC.RearmBlocked()
+		s.mu.Unlock()
+	}
 }
 
 // controlFramesPending reports whether stream-level control frames wait.
@@ -445,7 +479,10 @@ func (m *streamsMap) lookup(id wire.StreamID) *stream {
 
 // maybeRetire forgets a stream whose both directions are finished, and
 // gives the peer credit for another stream if it opened it: the limit
-// rises "as streams are closed" (RFC 9000, Section 4.6).
+// rises "as streams are closed" (RFC 9000, Section 4.6). A stream the peer
+// opened is retired only once the application accepted it: until then it
+// waits in the accept queue, and giving its credit back would let the
+// peer fill that queue without bound.
 func (m *streamsMap) maybeRetire(s *stream) {
 	s.mu.Lock()
 	done := s.isDone()
@@ -455,10 +492,11 @@ func (m *streamsMap) maybeRetire(s *stream) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.streams[s.id]; !ok {
+	if _, ok := m.streams[s.id]; !ok || (s.id.Initiator() != m.role && !s.accepted) {
 		return
 	}
 	delete(m.streams, s.id)
+	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {
 		if s.id.IsBidi() {
 			m.peerClosedBidi++

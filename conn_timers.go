@@ -73,7 +73,7 @@ func (c *connState) handleTimeout(now time.Time) {
 		c.oneRTT.SetPTO(c.rtt.PTO(true))
 	}
 	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
-		c.pingToSend = true
+		c.onKeepAlive()
 	}
 }
 
@@ -94,18 +94,47 @@ func (c *connState) resetIdleTimer(now time.Time) {
 
 // keepAliveDeadline is when a PING is due to keep the connection alive:
 // Config.KeepAlivePeriod after the last ack-eliciting packet sent, and
-// never later than half the idle timeout.
+// never later than half the idle timeout. A sender blocked by flow control
+// keeps the connection alive the same way, with BLOCKED frames, even
+// without a KeepAlivePeriod: "To keep the connection from closing, a
+// sender that is flow control limited SHOULD periodically send a
+// STREAM_DATA_BLOCKED or DATA_BLOCKED frame when it has no ack-eliciting
+// packets in flight." (RFC 9000, Section 4.1) Otherwise a reader pausing
+// for longer than the idle timeout would lose the connection.
 func (c *connState) keepAliveDeadline() time.Time {
-	if c.config.KeepAlivePeriod <= 0 || !c.handshakeComplete || c.pingToSend {
+	if !c.handshakeComplete || c.pingToSend {
 		return time.Time{}
 	}
 	period := c.config.KeepAlivePeriod
 	if c.idleTimeout > 0 {
+		if period <= 0 && c.flowControlBlocked() {
+			period = c.idleTimeout
+		}
 		period = min(period, c.idleTimeout/2)
+	}
+	if period <= 0 {
+		return time.Time{}
 	}
 	last := c.lastAckEliciting
 	if c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication) {
 		return time.Time{} // the PTO keeps the peer informed
 	}
 	return last.Add(period)
+}
+
+// flowControlBlocked reports whether stream data waits while nothing
+// ack-eliciting is in flight: with an empty network the congestion
+// controller lets data go, so what holds it is flow control.
+func (c *connState) flowControlBlocked() bool {
+	return c.streams.hasDataToSend() && !c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication)
+}
+
+// onKeepAlive sends a PING, or BLOCKED frames again if flow control is
+// what keeps data waiting.
+func (c *connState) onKeepAlive() {
+	c.pingToSend = true
+	if c.flowControlBlocked() {
+		c.connSend.RearmBlocked()
+		c.streams.rearmBlocked()
+	}
 }

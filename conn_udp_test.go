@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/quicstack/quic/wire"
 )
 
 // waitGoroutines waits until at most n goroutines run, for leak checks.
@@ -102,5 +104,35 @@ func TestUDPDialNoServer(t *testing.T) {
 	_, err := DialAddr(ctx, "127.0.0.1:9", ctls, nil)
 	if err == nil {
 		t.Fatal("dial to a closed port succeeded")
+	}
+}
+
+// A client offering only a version the server does not speak gets the
+// server's Version Negotiation packet and gives up at once with the
+// versions the server listed (RFC 9000, Section 6.2: "A client that
+// supports only this version MUST abandon the current connection attempt
+// if it receives a Version Negotiation packet"). The version is the one
+// reserved versions are usually illustrated with, which the server must
+// not list back as its own grease value.
+func TestUDPDialUnsupportedVersion(t *testing.T) {
+	ctls, stls := testTLS(t)
+	l, err := ListenAddr("127.0.0.1:0", stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = DialAddr(ctx, l.Addr().String(), ctls, &Config{Versions: []wire.Version{0x1a2a3a4a}})
+	var ve *VersionNegotiationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("dial: %v, want *VersionNegotiationError", err)
+	}
+	if len(ve.Theirs) < 2 || ve.Theirs[0] != wire.Version1 || ve.Theirs[1] != wire.Version2 {
+		t.Errorf("server versions %v", ve.Theirs)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("dial took %v", d)
 	}
 }

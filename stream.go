@@ -25,8 +25,9 @@ type stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// inAttention and inSendable are guarded by m.mu, not mu.
+	// inAttention, inSendable and accepted are guarded by m.mu, not mu.
 	inAttention, inSendable bool
+	accepted                bool // the application accepted this peer-opened stream
 
 	mu      sync.Mutex
 	connErr error // the connection ended
@@ -241,17 +242,19 @@ func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 const streamFrameOverhead = 1 + 8 + 8 + 2
 
 // appendStreamFrame appends one STREAM frame and reports whether the
-// stream has more to send.
+// stream has more to send: data, or control frames that did not fit in
+// this packet (appendControlFrames runs first), which must keep the
+// stream queued too.
 func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bool) {
 	c := s.m.c
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.hasSend || s.resetPending || s.resetSent || !s.creditKnown {
-		return b, false
+		return b, s.wantsToSend()
 	}
 	maxData := end - len(b) - streamFrameOverhead
 	if maxData < 0 {
-		return b, s.send.hasData()
+		return b, s.wantsToSend()
 	}
 	// New data needs stream and connection credit; retransmissions do not.
 	newCredit := min(s.sendFC.Credit(), c.connSend.Credit())
@@ -260,7 +263,7 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bo
 		// Blocked by flow control: stay sendable, so that a MAX_DATA or
 		// MAX_STREAM_DATA resumes the stream (a sender blocked by flow
 		// control must always resume).
-		return b, s.send.hasData()
+		return b, s.wantsToSend()
 	}
 	if e := off + uint64(len(data)); e > s.sentEnd {
 		n := e - s.sentEnd
@@ -272,7 +275,7 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bo
 	c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{
 		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(len(data)), Extra: boolToUint(fin),
 	})
-	return b, s.send.hasData()
+	return b, s.wantsToSend()
 }
 
 func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) {
@@ -343,13 +346,7 @@ func (s *stream) closeWithConnError(err error) {
 
 func (s *stream) read(p []byte) (int, error) {
 	for {
-		s.mu.Lock()
-		n, err := s.tryRead(p)
-		deadline := s.readDeadline
-		s.mu.Unlock()
-		if n > 0 {
-			s.m.markAttention(s)
-		}
+		n, err, deadline := s.readNow(p)
 		if n > 0 || err != nil {
 			return n, err
 		}
@@ -360,6 +357,24 @@ func (s *stream) read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// readNow reads what is available without blocking and returns the read
+// deadline. It queues the stream for the connection goroutine when that
+// has something to do: return flow-control credit for the bytes read, or
+// retire the stream once reading reached the end (the peer's limit on
+// streams rises only then, RFC 9000, Section 4.6).
+func (s *stream) readNow(p []byte) (int, error, time.Time) {
+	s.mu.Lock()
+	wasEOF := s.eofRead
+	n, err := s.tryRead(p)
+	deadline := s.readDeadline
+	reachedEOF := s.eofRead && !wasEOF
+	s.mu.Unlock()
+	if n > 0 || reachedEOF {
+		s.m.markAttention(s)
+	}
+	return n, err, deadline
 }
 
 // tryRead reads what is available. s.mu held.
@@ -473,10 +488,13 @@ func (s *stream) cancelRead(code StreamErrorCode) {
 		return
 	}
 	s.readCanceled, s.stopCode = true, uint64(code)
-	if _, known := s.recvFC.FinalSize(); !known || s.recv.readable() > 0 {
+	size, known := s.recvFC.FinalSize()
+	if allArrived := known && s.recv.readOffset()+uint64(s.recv.readable()) == size; !allArrived {
 		// "STOP_SENDING SHOULD only be sent for a stream that has not
-		// been reset by the peer" and is pointless once all data arrived
-		// (RFC 9000, Section 3.5).
+		// been reset by the peer. STOP_SENDING is most useful for streams
+		// in the "Recv" or "Size Known" states." (RFC 9000, Section 3.5)
+		// Once every byte up to the final size arrived ("Data Recvd"),
+		// the peer has nothing left to stop sending.
 		s.stopPending = true
 	}
 	s.abandonDue = true

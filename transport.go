@@ -162,11 +162,27 @@ func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, a
 	if len(d) < minInitialPacketSize || hdr.Version == wire.VersionNegotiationVersion || t.listener.Load() == nil {
 		return
 	}
-	var unused [1]byte
-	rand.Read(unused[:])
-	vn := wire.AppendVersionNegotiation(nil, 0x40|unused[0], hdr.SrcConnID, hdr.DstConnID,
-		[]wire.Version{wire.Version1, wire.Version2, 0x1a2a3a4a})
+	var r [5]byte
+	rand.Read(r[:])
+	vn := wire.AppendVersionNegotiation(nil, 0x40|r[0], hdr.SrcConnID, hdr.DstConnID,
+		[]wire.Version{wire.Version1, wire.Version2, greaseVersion(r[1:], hdr.Version)})
 	t.writeTo(vn, addr)
+}
+
+// greaseVersion returns a reserved version (0x?a?a?a?a) made of random
+// bytes, for Version Negotiation packets: "Endpoints MAY add reserved
+// versions to any field where unknown or unsupported versions are
+// ignored to test that a peer correctly ignores the value." (RFC 9000,
+// Section 15). It is never the client's version: a client "MUST discard a
+// Version Negotiation packet that lists the QUIC version selected by the
+// client" (Section 6.2), so a fixed value would make a client offering it
+// (to solicit Version Negotiation, Section 6.3) ignore the answer.
+func greaseVersion(random []byte, client wire.Version) wire.Version {
+	v := wire.Version(uint32(random[0])<<24|uint32(random[1])<<16|uint32(random[2])<<8|uint32(random[3]))&0xf0f0f0f0 | 0x0a0a0a0a
+	if v == client {
+		v ^= 0x10000000
+	}
+	return v
 }
 
 // maybeSendStatelessReset answers a short-header packet for an unknown
