@@ -104,6 +104,10 @@ const (
 	maxCryptoBufferPerLevel      = 64 << 10
 	maxBufferedUndecryptable     = 16
 	defaultMaxStreamSendBuffered = 1 << 20
+	// maxUDPPayloadSize is the largest UDP payload this endpoint accepts
+	// (the max_udp_payload_size transport parameter): an Ethernet MTU
+	// less IPv4 and UDP headers.
+	maxUDPPayloadSize = 1472
 )
 
 // withDefaults returns a copy of c with every zero field set to its

@@ -127,6 +127,7 @@ func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wir
 	}
 	switch {
 	case space == ackhandler.SpaceApplication && c.oneRTT != nil:
+		c.oneRTT.SetPTO(c.rtt.PTO(true))
 		c.oneRTT.OnAcked(now, f.LargestAcked())
 	case space == ackhandler.SpaceHandshake && c.role == wire.RoleClient:
 		// A client knows the server validated its address once its

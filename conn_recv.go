@@ -17,6 +17,13 @@ func (c *connState) handleDatagram(now time.Time, d []byte, ecn ackhandler.ECNMa
 		return
 	}
 	c.bytesReceived += uint64(len(d))
+	if !c.addressValidated {
+		// More bytes from the client raise the server's 3x allowance: "If
+		// no additional data can be sent, the server's PTO timer MUST NOT
+		// be armed until datagrams have been received from the client"
+		// (RFC 9002, Section 6.2.2.1), and then it may be.
+		c.sent.SetAmplificationLimited(now, false)
+	}
 	if c.closeState == stateClosing {
 		// "An endpoint in the closing state sends a packet containing a
 		// CONNECTION_CLOSE frame in response to any incoming packet"

@@ -155,6 +155,12 @@ func (c *connState) appendPacket(now time.Time, b []byte, s ackhandler.Space, ro
 		mode = sendAckOnly
 	}
 
+	if pt == wire.PacketType1RTT {
+		// "Endpoints MUST initiate a key update before sending more
+		// protected packets than the confidentiality limit for the
+		// selected AEAD permits" (RFC 9001, Section 6.6).
+		c.oneRTT.MaybeUpdate(now)
+	}
 	pn, pnLen := c.sent.NextPacketNumber(s)
 	start := len(b)
 	pnOff := 0

@@ -58,7 +58,12 @@ type Transport struct {
 
 const maxPacketBufferSize = 1500
 
-var packetBufferPool = sync.Pool{New: func() any { b := make([]byte, 65536); return &b }}
+// packetBufferSize is the size of the pooled receive buffers: larger than
+// any datagram a peer may send us (max_udp_payload_size), so that an
+// oversized datagram shows up as too long rather than silently truncated.
+const packetBufferSize = 2048
+
+var packetBufferPool = sync.Pool{New: func() any { b := make([]byte, packetBufferSize); return &b }}
 
 func getPacketBuffer() *[]byte  { return packetBufferPool.Get().(*[]byte) }
 func putPacketBuffer(b *[]byte) { packetBufferPool.Put(b) }
@@ -82,11 +87,31 @@ func (t *Transport) init() error {
 			t.MaxHandshakes = 1024
 		}
 		t.handlers.init()
+		t.setSocketBuffers()
 		t.closing = make(chan struct{})
 		t.wg.Add(1)
 		go t.readLoop()
 	})
 	return t.initErr
+}
+
+// socketBufferSize is the UDP receive and send buffer size the Transport
+// asks for: a burst of handshakes or a fast sender on loopback overflows
+// the kernel default (about 200 KiB on Linux) and loses datagrams.
+const socketBufferSize = 7 << 20
+
+// setSocketBuffers raises the socket's buffers to socketBufferSize unless
+// they are larger. The kernel caps the request (net.core.rmem_max and
+// wmem_max on Linux); a failure is not fatal, only slower.
+func (t *Transport) setSocketBuffers() {
+	type bufferSetter interface {
+		SetReadBuffer(int) error
+		SetWriteBuffer(int) error
+	}
+	if s, ok := t.Conn.(bufferSetter); ok {
+		s.SetReadBuffer(socketBufferSize)
+		s.SetWriteBuffer(socketBufferSize)
+	}
 }
 
 // readLoop reads datagrams and routes them until the socket fails or the
@@ -97,6 +122,10 @@ func (t *Transport) readLoop() {
 	for {
 		bp := getPacketBuffer()
 		n, addr, err := t.Conn.ReadFrom(*bp)
+		if err == nil && n > maxUDPPayloadSize {
+			putPacketBuffer(bp) // larger than we allow: drop
+			continue
+		}
 		if err != nil {
 			putPacketBuffer(bp)
 			select {
