@@ -48,8 +48,14 @@ fuzz:
 		done; \
 	done
 
+# The interop module's benchmarks compare this library with quic-go side by
+# side (bulk throughput, handshakes per second, memory per idle connection);
+# they take a few minutes.
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+	@if [ -f $(INTEROP)/go.mod ]; then \
+		cd $(INTEROP) && $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime=2s -count=3 -timeout 30m ./...; \
+	fi
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
