@@ -71,6 +71,23 @@ type Config struct {
 	// IPv6 tunnels on a 1280-byte MTU path.
 	InitialPacketSize int
 
+	// Allow0RTT, on a server, accepts 0-RTT data from clients resuming a
+	// session (RFC 9001, Section 4.6) and issues session tickets that
+	// allow it. 0-RTT is accepted only if the limits the client
+	// remembers from the earlier connection (stream counts, flow-control
+	// windows, datagram size) did not shrink since (RFC 9000,
+	// Section 7.4.1). 0-RTT data is not protected against replay: see
+	// Stream.ReceivedEarlyData. Clients use 0-RTT through
+	// Transport.DialEarly. Default false.
+	Allow0RTT bool
+
+	// TokenStore, on a client, keeps the address tokens servers send in
+	// NEW_TOKEN frames and hands one to the next connection to the same
+	// server, which can then skip address validation (RFC 9000,
+	// Section 8.1.3). Share one store (NewLRUTokenStore) between the
+	// Configs of a client. Default nil: tokens are not kept.
+	TokenStore TokenStore
+
 	// Tracer, if set, receives connection events for logging and
 	// metrics (qlog is built on it).
 	Tracer func(ConnectionTracingEvent)

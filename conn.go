@@ -40,6 +40,9 @@ type Conn struct {
 	dropped   uint64 // datagrams dropped because inbound was full
 	onClosed  func(*Conn)
 	handshook bool
+	// firstDstConnID, on a server, is the Destination Connection ID of
+	// the client's first Initial, routed to this connection until it ends.
+	firstDstConnID wire.ConnectionID
 }
 
 // inboundDatagram is a datagram routed to a connection.
@@ -163,6 +166,7 @@ type connSnapshot struct {
 	version   wire.Version
 	stats     ConnectionStats
 	datagrams bool
+	used0RTT  bool
 }
 
 // publish tells application goroutines what changed.
@@ -174,6 +178,7 @@ func (c *Conn) publish() {
 		c.handshook = true
 		c.snapshot.tls = st.tls.ConnectionState()
 		c.snapshot.version = st.version
+		c.snapshot.used0RTT = st.used0RTT
 		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
 		c.mu.Unlock()
 		close(c.handshakeDone)
@@ -201,6 +206,9 @@ func (c *Conn) publish() {
 func (c *Conn) finish() {
 	c.state.localIDs.removeAll()
 	c.t.handlers.remove(c.state.origDstConnID, c)
+	if c.firstDstConnID.Len() > 0 {
+		c.t.handlers.remove(c.firstDstConnID, c)
+	}
 	if c.onClosed != nil {
 		c.onClosed(c)
 	}
@@ -395,7 +403,10 @@ type ConnectionState struct {
 	TLS tls.ConnectionState
 	// Version is the QUIC version in use.
 	Version wire.Version
-	// Used0RTT reports whether 0-RTT data was accepted.
+	// Used0RTT reports whether 0-RTT was used: on a client, the server
+	// accepted the 0-RTT data sent (Transport.DialEarly); on a server, it
+	// accepted 0-RTT (Config.Allow0RTT). Known once the handshake
+	// completed.
 	Used0RTT bool
 	// SupportsDatagrams reports whether both sides enabled RFC 9221
 	// datagrams.
@@ -407,7 +418,7 @@ type ConnectionState struct {
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: c.snapshot.tls, Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams}
+	return ConnectionState{TLS: c.snapshot.tls, Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
 }
 
 // Stats returns the connection's statistics.

@@ -10,7 +10,7 @@ import (
 // controlFramesPending reports whether connection-level control frames
 // wait to be sent.
 func (c *connState) controlFramesPending() bool {
-	if c.connRecv.ShouldSendUpdate() {
+	if c.connRecv.ShouldSendUpdate() || c.newTokenToSend {
 		return true
 	}
 	if _, ok := c.connSend.Blocked(); ok && c.streams.hasDataToSend() {
@@ -23,6 +23,16 @@ func (c *connState) controlFramesPending() bool {
 // and stream-control frames that fit before end.
 func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte {
 	const s = ackhandler.SpaceApplication
+	if c.newTokenToSend {
+		// "A server MAY ... send a NEW_TOKEN frame ... after the handshake"
+		// (RFC 9000, Section 8.1.3); sent again if lost.
+		f := wire.NewTokenFrame{Token: c.newToken}
+		if end-len(b) >= f.EncodedLen() {
+			b = f.Append(b)
+			c.newTokenToSend = false
+			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeNewToken})
+		}
+	}
 	if c.connRecv.ShouldSendUpdate() {
 		// "A receiver MUST ... send MAX_DATA ... frames as it consumes
 		// data" (RFC 9000, Section 4.2).

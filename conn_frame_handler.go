@@ -44,6 +44,8 @@ func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.Fra
 		c.spaces[space].cryptoSend.onLost(f.Offset, int(f.Length), false)
 	case f.Type == wire.FrameTypeHandshakeDone:
 		c.handshakeDoneToSend = true
+	case f.Type == wire.FrameTypeNewToken:
+		c.newTokenToSend = true
 	case f.Type == wire.FrameTypeMaxData:
 		c.connRecv.OnUpdateLost(f.Offset)
 	case f.Type == wire.FrameTypeDataBlocked:

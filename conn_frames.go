@@ -74,6 +74,9 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		if c.role == wire.RoleServer {
 			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "NEW_TOKEN sent by a client"}
 		}
+		if ts := c.config.TokenStore; ts != nil && c.tokenKey != "" {
+			ts.Put(c.tokenKey, f.NewToken.Token) // Put copies
+		}
 		return nil
 	case t == wire.FrameTypeNewConnectionID:
 		return c.handleNewConnectionID(f.NewConnectionID)

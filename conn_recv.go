@@ -171,6 +171,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	if sp.recv.IsDuplicate(pn) {
 		return
 	}
+	c.rxPacketType = pt
 	if err := wire.CheckPayloadNotEmpty(payload); err != nil {
 		c.closeWithError(now, err)
 		return
@@ -251,6 +252,12 @@ func (c *connState) handleRetry(now time.Time, pkt []byte) {
 	if err != nil || r.Version != c.version || !r.DstConnID.Equal(c.localConnID.Bytes()) {
 		return
 	}
+	// "A client MUST discard a Retry packet that contains a Source
+	// Connection ID field that is identical to the Destination Connection
+	// ID field of its Initial packet." (RFC 9000, Section 17.2.5.2)
+	if r.SrcConnID == c.origDstConnID {
+		return
+	}
 	if !handshake.VerifyRetryIntegrity(c.version, c.origDstConnID.Bytes(), pkt) {
 		return
 	}
@@ -264,5 +271,14 @@ func (c *connState) handleRetry(now time.Time, pkt []byte) {
 	seal, open := handshake.NewInitialKeys(c.version, r.SrcConnID.Bytes(), true)
 	sp := &c.spaces[ackhandler.SpaceInitial]
 	sp.seal, sp.open = seal, open
+	// Packet numbers keep increasing: "the client MUST NOT reset the
+	// packet number for any packet number space after processing a Retry
+	// packet" (RFC 9000, Section 17.2.5.3); Requeue keeps them.
 	c.sent.Requeue(now, ackhandler.SpaceInitial)
+	if c.zeroRTTSeal != nil {
+		// The server discarded the 0-RTT packets that came with the
+		// first Initial; they are sent again (Section 17.2.5.3 allows
+		// it).
+		c.sent.Requeue(now, ackhandler.SpaceApplication)
+	}
 }

@@ -34,15 +34,18 @@ type connState struct {
 	offeredVersion wire.Version
 
 	// Connection IDs (RFC 9000, Section 7.2).
-	origDstConnID  wire.ConnectionID // the client's first Destination Connection ID
-	localConnID    wire.ConnectionID // our handshake Source Connection ID (sequence 0)
-	peerConnID     wire.ConnectionID // the peer's handshake Source Connection ID
-	localIDs       localConnIDs      // the IDs we issued; routes packets to us
-	peerIDs        peerConnIDs       // the IDs the peer issued; active() is our destination
-	rxDstConnID    wire.ConnectionID // destination ID of the packet being processed
-	retrySrcConnID wire.ConnectionID // client: the Retry's SCID, if any
-	hasRetried     bool
-	retryToken     []byte // client: sent in every Initial after a Retry
+	origDstConnID wire.ConnectionID // the client's first Destination Connection ID
+	localConnID   wire.ConnectionID // our handshake Source Connection ID (sequence 0)
+	peerConnID    wire.ConnectionID // the peer's handshake Source Connection ID
+	localIDs      localConnIDs      // the IDs we issued; routes packets to us
+	peerIDs       peerConnIDs       // the IDs the peer issued; active() is our destination
+	rxDstConnID   wire.ConnectionID // destination ID of the packet being processed
+	// initialKeyConnID is what the Initial keys derive from: origDstConnID,
+	// or on a server after a Retry the Retry's Source Connection ID.
+	initialKeyConnID wire.ConnectionID
+	retrySrcConnID   wire.ConnectionID // client: the Retry's SCID, if any
+	hasRetried       bool
+	retryToken       []byte // client: sent in every Initial after a Retry
 
 	tls         *handshake.CryptoSetup
 	spaces      [3]packetSpace // by ackhandler.Space
@@ -109,6 +112,17 @@ type connState struct {
 	pathResponseToSend bool
 
 	events connEvents
+
+	// 0-RTT (RFC 9001, Section 4.6).
+	used0RTT     bool                      // 0-RTT was accepted (known at handshake completion)
+	earlyParams  *wire.TransportParameters // client: the remembered server limits in force during 0-RTT
+	rxPacketType wire.PacketType           // type of the packet being processed
+
+	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send, a
+	// client's key to store received ones under.
+	newToken       []byte
+	newTokenToSend bool
+	tokenKey       string
 }
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
@@ -147,17 +161,32 @@ type connParams struct {
 	// routes. For a client, origDstConnID is the random initial
 	// destination and peerConnID equals it until the server answers; for
 	// a server, both come from the client's first Initial.
-	connIDGen      ConnectionIDGenerator
-	routes         connIDRoutes
-	peerConnID     wire.ConnectionID
-	origDstConnID  wire.ConnectionID
-	version        wire.Version
-	statelessReset *handshake.StatelessResetter
+	connIDGen     ConnectionIDGenerator
+	routes        connIDRoutes
+	peerConnID    wire.ConnectionID
+	origDstConnID wire.ConnectionID
+	// initialKeyConnID, if set, is the connection ID the Initial keys
+	// derive from, when it is not origDstConnID: on a server after a
+	// Retry, the Retry's Source Connection ID (RFC 9001, Section 5.2).
+	initialKeyConnID wire.ConnectionID
+	version          wire.Version
+	statelessReset   *handshake.StatelessResetter
 	// retrySrcConnID is set on a server that sent a Retry.
 	retrySrcConnID    wire.ConnectionID
 	hasRetrySrcConnID bool
 	addressValidated  bool
 	seed              uint64
+	// early, on a client, offers 0-RTT when the resumed session allows
+	// it (DialEarly).
+	early bool
+	// token, on a client, is a NEW_TOKEN token to send in Initial
+	// packets (RFC 9000, Section 8.1.3).
+	token []byte
+	// tokenKey, on a client, is the TokenStore key for NEW_TOKEN tokens.
+	tokenKey string
+	// newToken, on a server, is a NEW_TOKEN token to send once the
+	// handshake completes.
+	newToken []byte
 }
 
 func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
@@ -170,6 +199,9 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		maxDatagramSize:  cfg.InitialPacketSize,
 		addressValidated: role == wire.RoleClient || p.addressValidated,
 		rtt:              congestion.NewRTTStats(),
+		retryToken:       p.token,
+		newToken:         p.newToken,
+		tokenKey:         p.tokenKey,
 	}
 	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
 	if !p.version.IsSupported() {
@@ -210,6 +242,10 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		c.spaces[s].cryptoSend = newSendBuffer(maxCryptoBufferPerLevel)
 	}
 	c.spaces[ackhandler.SpaceApplication].recv.SetMaxAckDelay(defaultMaxAckDelay)
+	c.initialKeyConnID = p.origDstConnID
+	if p.initialKeyConnID.Len() > 0 {
+		c.initialKeyConnID = p.initialKeyConnID
+	}
 	c.installInitialKeys()
 
 	c.connRecv = flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{
@@ -219,7 +255,10 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.datagrams.init()
 
 	c.params = c.ourTransportParameters(p)
-	setup := &handshake.Config{TLS: p.tls, Params: c.params, EnableEarlyData: false}
+	setup := &handshake.Config{TLS: p.tls, Params: c.params, EnableEarlyData: p.early}
+	if role == wire.RoleServer {
+		setup.EnableEarlyData = cfg.Allow0RTT
+	}
 	var err error
 	if role == wire.RoleClient {
 		c.tls, err = handshake.NewClient(setup)
@@ -284,7 +323,7 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 // installInitialKeys derives the Initial keys from the client's first
 // Destination Connection ID (RFC 9001, Section 5.2).
 func (c *connState) installInitialKeys() {
-	dcid := c.origDstConnID
+	dcid := c.initialKeyConnID
 	seal, open := handshake.NewInitialKeys(c.version, dcid.Bytes(), c.role == wire.RoleClient)
 	sp := &c.spaces[ackhandler.SpaceInitial]
 	sp.seal, sp.open = seal, open
@@ -319,7 +358,7 @@ func (c *connState) processTLSEvents(now time.Time) error {
 		case handshake.EventHandshakeComplete:
 			c.onHandshakeComplete(now)
 		case handshake.EventEarlyDataRejected:
-			c.zeroRTTSeal = nil
+			c.onEarlyDataRejected(now)
 		}
 	}
 }
@@ -357,8 +396,16 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 		var err error
 		if write {
 			c.zeroRTTSeal, err = handshake.NewSealer(ev.Suite, c.version, ev.Data)
+			if err == nil {
+				c.onEarlyDataOffered()
+			}
 		} else {
 			c.zeroRTTOpen, err = handshake.NewOpener(ev.Suite, c.version, ev.Data)
+			if err == nil {
+				// 0-RTT packets that arrived before the ClientHello was
+				// processed (reordered) can be read now.
+				c.retryUndecryptable(now)
+			}
 		}
 		return err
 	case handshake.LevelApplication:
@@ -430,6 +477,12 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 
 func (c *connState) onHandshakeComplete(now time.Time) {
 	c.handshakeComplete = true
+	c.used0RTT = c.tls.EarlyDataAccepted()
+	if c.role == wire.RoleClient {
+		// "a client MUST NOT send 0-RTT packets once it starts processing
+		// 1-RTT packets" (RFC 9001, Section 4.1.4 / 5.6)
+		c.zeroRTTSeal = nil
+	}
 	c.events.handshakeComplete = true
 	c.handshakeTimeout = time.Time{}
 	if c.role == wire.RoleServer {
@@ -438,6 +491,7 @@ func (c *connState) onHandshakeComplete(now time.Time) {
 		// MUST send a HANDSHAKE_DONE frame as soon as the handshake is
 		// complete." (RFC 9000, Section 19.20)
 		c.handshakeDoneToSend = true
+		c.newTokenToSend = len(c.newToken) > 0
 		c.confirmHandshake(now)
 	}
 	c.resetIdleTimer(now)

@@ -222,6 +222,11 @@ func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error 
 	if s == nil || err != nil {
 		return err
 	}
+	if m.c.rxPacketType == wire.PacketType0RTT {
+		s.mu.Lock()
+		s.recv0RTT = true
+		s.mu.Unlock()
+	}
 	if err := s.handleStreamFrame(now, f); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/wire"
 )
 
 // nextDeadline returns when handleTimeout must next be called, or the zero
@@ -25,7 +26,11 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	}
 	earliest(c.sent.LossDetectionDeadline())
 	for s := range c.spaces {
-		if sp := &c.spaces[s]; !sp.discarded {
+		// A server that received 0-RTT packets cannot acknowledge them
+		// before it has 1-RTT keys: the ACK waits for the keys, not for a
+		// timer (ACK frames are not allowed in 0-RTT packets either).
+		pt, ok := c.packetTypeFor(ackhandler.Space(s))
+		if sp := &c.spaces[s]; !sp.discarded && ok && pt != wire.PacketType0RTT {
 			earliest(sp.recv.AckDeadline())
 		}
 	}

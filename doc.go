@@ -23,6 +23,19 @@
 // the connection-ID generator, the stateless reset key, the handshake
 // limit. Config holds per-connection settings; its zero value is usable.
 //
+// # Resumption, 0-RTT and address validation
+//
+// A client whose tls.Config has a ClientSessionCache resumes sessions.
+// Transport.DialEarly also sends 0-RTT data when the session allows it
+// and the server set Config.Allow0RTT (Transport.ListenEarly hands such
+// connections to the application before their handshake completes). 0-RTT
+// data can be replayed: see Stream.ReceivedEarlyData. If the server
+// declines, the data is sent again after the handshake without the
+// application noticing. A server validates client addresses with Retry
+// packets (Transport.RequireAddressValidation, or automatically under
+// load) and gives clients NEW_TOKEN tokens for their next connection
+// (Config.TokenStore), all protected by Transport.TokenKey.
+//
 // # Layers
 //
 //	application ── Conn, Stream, SendStream, ReceiveStream (this package)

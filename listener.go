@@ -5,9 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/quicstack/quic/handshake"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -22,6 +25,7 @@ type Listener struct {
 	closeOnce    sync.Once
 	handshakes   atomic.Int64
 	ownTransport bool
+	early        bool // ListenEarly: Accept returns connections before their handshake completes
 }
 
 // acceptQueueLen bounds connections whose handshake completed but that
@@ -85,19 +89,41 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	if l.handshakes.Load() >= int64(l.t.MaxHandshakes) || len(l.accept) >= acceptQueueLen {
 		return false
 	}
+	now := time.Now()
+	cp := connParams{
+		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
+		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
+		statelessReset: l.t.resetter, seed: randomSeed(),
+	}
+	v := l.checkToken(now, hdr, addr, &cp)
+	if v == tokenNone && l.needRetry(addr) {
+		l.sendRetry(now, hdr, addr)
+		return false
+	}
 	c := newConn(l.t, addr, l.config)
 	// Packets the client sends to its original destination ID until it
 	// learns ours must reach this connection too.
 	if !l.t.handlers.add(hdr.DstConnID, c) {
 		return false // a retransmitted Initial raced with the first
 	}
-	st, err := newConnState(time.Now(), wire.RoleServer, l.config, connParams{
-		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator, routes: connRoutes{&l.t.handlers, c},
-		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
-		statelessReset: l.t.resetter, seed: randomSeed(),
-	})
+	c.firstDstConnID = hdr.DstConnID
+	if ap, ok := addrPortOf(addr); ok {
+		cp.newToken = l.t.tokens.AppendNewToken(nil, now, ap.Addr())
+	}
+	cp.routes = connRoutes{&l.t.handlers, c}
+	st, err := newConnState(now, wire.RoleServer, l.config, cp)
 	if err != nil {
 		l.t.handlers.remove(hdr.DstConnID, c)
+		return false
+	}
+	if v == tokenInvalidRetry {
+		// "If a server receives a client Initial that contains an invalid
+		// Retry token but is otherwise valid, the server ... SHOULD
+		// immediately close (Section 10.2) the connection with an
+		// INVALID_TOKEN error." (RFC 9000, Section 8.1.2)
+		st.bytesReceived = uint64(len(d))
+		st.closeWithError(now, &wire.TransportError{Code: wire.InvalidToken, Reason: "invalid Retry token"})
+		c.start(st)
 		return false
 	}
 	l.handshakes.Add(1)
@@ -109,6 +135,20 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 // waitHandshake queues c for Accept once its handshake completes.
 func (l *Listener) waitHandshake(c *Conn) {
 	defer l.handshakes.Add(-1)
+	if l.early {
+		select {
+		case l.accept <- c:
+		case <-l.closed:
+			c.CloseWithError(0, "listener closed")
+			return
+		}
+		select {
+		case <-c.handshakeDone:
+		case <-c.ctx.Done():
+		case <-l.closed:
+		}
+		return
+	}
 	select {
 	case <-c.handshakeDone:
 		select {
@@ -119,4 +159,93 @@ func (l *Listener) waitHandshake(c *Conn) {
 	case <-c.ctx.Done():
 	case <-l.closed:
 	}
+}
+
+// Lifetimes of address tokens: Retry tokens are used one round trip after
+// they are made; NEW_TOKEN tokens serve later connections.
+const (
+	retryTokenLifetime    = 10 * time.Second
+	newTokenTokenLifetime = 24 * time.Hour
+)
+
+type tokenVerdict uint8
+
+const (
+	tokenNone         tokenVerdict = iota // no usable token: address not validated
+	tokenValid                            // the address is validated
+	tokenInvalidRetry                     // a Retry token that fails: INVALID_TOKEN
+)
+
+// checkToken validates the token of a client's first Initial packet
+// (RFC 9000, Section 8.1.3) and, for a valid Retry token, sets the
+// connection IDs the server must echo in its transport parameters
+// (Section 7.3): original_destination_connection_id is the Destination
+// Connection ID of the Initial the Retry answered, and
+// retry_source_connection_id the Retry's Source Connection ID, which is
+// this Initial's Destination Connection ID. The Initial keys still come
+// from this Initial's Destination Connection ID.
+func (l *Listener) checkToken(now time.Time, hdr wire.LongHeader, addr net.Addr, cp *connParams) tokenVerdict {
+	if len(hdr.Token) == 0 {
+		return tokenNone
+	}
+	ap, ok := addrPortOf(addr)
+	if !ok {
+		return tokenNone
+	}
+	tok, err := l.t.tokens.Open(hdr.Token, ap, now, retryTokenLifetime, newTokenTokenLifetime)
+	if handshake.IsRetryToken(hdr.Token) {
+		if err != nil || tok.RetrySrcConnID != hdr.DstConnID {
+			return tokenInvalidRetry
+		}
+		cp.initialKeyConnID = hdr.DstConnID
+		cp.origDstConnID = tok.OriginalDestConnID
+		cp.retrySrcConnID, cp.hasRetrySrcConnID = tok.RetrySrcConnID, true
+		cp.addressValidated = true
+		return tokenValid
+	}
+	if err != nil {
+		// "If the token is invalid, the server SHOULD proceed as if the
+		// client did not have a validated address" (Section 8.1.3).
+		return tokenNone
+	}
+	cp.addressValidated = true
+	return tokenValid
+}
+
+// needRetry decides whether to validate a client's address with Retry.
+func (l *Listener) needRetry(addr net.Addr) bool {
+	if f := l.t.RequireAddressValidation; f != nil {
+		return f(addr)
+	}
+	return l.handshakes.Load() >= int64(l.t.MaxHandshakes)/2
+}
+
+// sendRetry answers a client's first Initial with a Retry packet
+// (RFC 9000, Section 17.2.5) carrying a token that binds the client's
+// address, its original Destination Connection ID and the new Source
+// Connection ID the client must use, integrity-protected as RFC 9001,
+// Section 5.8 specifies. Nothing is kept: the token carries the state.
+func (l *Listener) sendRetry(now time.Time, hdr wire.LongHeader, addr net.Addr) {
+	ap, ok := addrPortOf(addr)
+	if !ok {
+		return
+	}
+	scid, err := l.t.ConnectionIDGenerator.GenerateConnectionID()
+	if err != nil {
+		return
+	}
+	r := wire.RetryPacket{Version: hdr.Version, DstConnID: hdr.SrcConnID, SrcConnID: scid,
+		Token: l.t.tokens.AppendRetryToken(nil, now, ap, hdr.DstConnID, scid)}
+	b := r.Append(make([]byte, 0, r.EncodedLen()+16))
+	b = handshake.AppendRetryIntegrityTag(b[:len(b)-wire.RetryIntegrityTagLen], hdr.Version, hdr.DstConnID.Bytes())
+	l.t.writeTo(b, addr)
+}
+
+// addrPortOf returns the IP address and port of a UDP address.
+func addrPortOf(addr net.Addr) (netip.AddrPort, bool) {
+	if u, ok := addr.(*net.UDPAddr); ok {
+		return u.AddrPort(), true
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	return ap, err == nil
 }

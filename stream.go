@@ -46,6 +46,7 @@ type stream struct {
 	readConsumed  uint64 // read by the application, not yet given back
 	readCh        chan struct{}
 	readDeadline  time.Time
+	recv0RTT      bool // some of the data arrived in 0-RTT packets
 
 	// Sending part (RFC 9000, Section 3.1).
 	hasSend       bool
@@ -84,9 +85,12 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 // initSendCredit sets the initial send limit from the peer's transport
 // parameters (RFC 9000, Section 18.2): initial_max_stream_data_bidi_remote
 // for bidirectional streams this endpoint opened, _bidi_local for those
-// the peer opened, _uni for unidirectional ones. s.mu must be held.
+// the peer opened, _uni for unidirectional ones. It only ever raises the
+// limit, so it applies the server's real parameters over the remembered
+// ones a client used in 0-RTT (which the server may only have raised,
+// RFC 9000, Section 7.4.1). s.mu must be held.
 func (s *stream) initSendCredit(p *wire.TransportParameters) {
-	if !s.hasSend || s.creditKnown {
+	if !s.hasSend {
 		return
 	}
 	s.creditKnown = true

@@ -121,3 +121,20 @@ func (s *ReceiveStream) SetReadDeadline(t time.Time) error { s.s.setReadDeadline
 
 // Context is cancelled when the stream is finished or the connection ends.
 func (s *ReceiveStream) Context() context.Context { return s.s.ctx }
+
+// ReceivedEarlyData reports whether some of the stream's data arrived in
+// 0-RTT packets (see Config.Allow0RTT). Such data can be replayed by an
+// attacker, who may record it and send it again in another connection: a
+// server should act on it only if the request is idempotent, or else wait
+// for Conn.HandshakeComplete before acting (RFC 9001, Section 9.2;
+// RFC 8446, Section 8).
+func (s *Stream) ReceivedEarlyData() bool { return s.s.receivedEarlyData() }
+
+// ReceivedEarlyData is as for Stream.ReceivedEarlyData.
+func (s *ReceiveStream) ReceivedEarlyData() bool { return s.s.receivedEarlyData() }
+
+func (s *stream) receivedEarlyData() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recv0RTT
+}

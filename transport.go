@@ -42,7 +42,23 @@ type Transport struct {
 	// Default 1024.
 	MaxHandshakes int
 
+	// RequireAddressValidation, if set, is asked for each new connection
+	// attempt without a valid address token whether to validate the
+	// client's address first with a Retry packet (RFC 9000,
+	// Section 8.1.2), at the cost of one round trip. Return true always to
+	// validate every client. When nil, Retry is sent automatically while
+	// more than half of MaxHandshakes handshakes are in progress, to shed
+	// spoofed-address floods.
+	RequireAddressValidation func(net.Addr) bool
+
+	// TokenKey protects the address-validation tokens this Transport's
+	// listener issues in Retry packets and NEW_TOKEN frames. Servers of a
+	// fleet that share it accept each other's tokens. Default: a random
+	// key per Transport.
+	TokenKey []byte
+
 	initOnce sync.Once
+	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
 	resetter *handshake.StatelessResetter
@@ -83,6 +99,15 @@ func (t *Transport) init() error {
 			rand.Read(key)
 		}
 		t.resetter, t.initErr = handshake.NewStatelessResetter(key)
+		if t.initErr != nil {
+			return
+		}
+		tkey := t.TokenKey
+		if len(tkey) == 0 {
+			tkey = make([]byte, 32)
+			rand.Read(tkey)
+		}
+		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
 		if t.MaxHandshakes <= 0 {
 			t.MaxHandshakes = 1024
 		}
@@ -242,6 +267,19 @@ func (t *Transport) writeTo(b []byte, addr net.Addr) {
 // have Certificates or GetCertificate, and NextProtos) and conf (nil for
 // defaults). A Transport has at most one listener.
 func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	return t.listen(tlsConf, conf, false)
+}
+
+// ListenEarly is like Listen, but Accept returns connections as soon as
+// they start, before their handshake completes, so that the application
+// can read 0-RTT data (Config.Allow0RTT) and send 0.5-RTT data. Until
+// HandshakeComplete, the client's address and identity are not verified
+// and the data may be replayed (see Stream.ReceivedEarlyData).
+func (t *Transport) ListenEarly(tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	return t.listen(tlsConf, conf, true)
+}
+
+func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*Listener, error) {
 	if err := t.init(); err != nil {
 		return nil, err
 	}
@@ -250,6 +288,7 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 		return nil, err
 	}
 	l := newListener(t, tc, conf.withDefaults())
+	l.early = early
 	if !t.listener.CompareAndSwap(nil, l) {
 		return nil, errors.New("quic: Transport already has a listener")
 	}
@@ -259,6 +298,29 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 // Dial connects to addr and returns once the handshake completed, ctx is
 // done (the attempt is then abandoned) or the connection failed.
 func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	return t.dial(ctx, addr, tlsConf, conf, false, nil)
+}
+
+// DialEarly connects to addr like Dial but returns as soon as the
+// connection is started, before the handshake completes. When tlsConf has
+// a ClientSessionCache holding a session from an earlier connection to the
+// server that allows 0-RTT, streams opened and data written before the
+// handshake completes are sent in 0-RTT packets, within the limits the
+// server gave in that earlier connection (RFC 9001, Section 4.6). If the
+// server declines 0-RTT, the data is sent again after the handshake,
+// transparently; ConnectionState().Used0RTT tells which happened.
+//
+// 0-RTT data can be replayed by an attacker: send in it only requests that
+// are safe to process twice (idempotent). Without a usable session the
+// data simply waits for the handshake. Wait for HandshakeComplete before
+// relying on the server's identity or the connection state.
+func (t *Transport) DialEarly(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	return t.dial(ctx, addr, tlsConf, conf, true, nil)
+}
+
+// dial starts a client connection; token, if set, goes in its Initial
+// packets (an address token from an earlier connection).
+func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config, early bool, token []byte) (*Conn, error) {
 	if err := t.init(); err != nil {
 		return nil, err
 	}
@@ -270,16 +332,23 @@ func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	var dcidBytes [8]byte
 	rand.Read(dcidBytes[:])
 	dcid := wire.NewConnectionID(dcidBytes[:])
+	tokenKey := tc.ServerName + "|" + addr.String()
+	if token == nil && cfg.TokenStore != nil {
+		token = cfg.TokenStore.Get(tokenKey)
+	}
 	c := newConn(t, addr, cfg)
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
-		seed: randomSeed(),
+		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey,
 	})
 	if err != nil {
 		return nil, err
 	}
 	c.start(st)
+	if early {
+		return c, nil
+	}
 	select {
 	case <-c.handshakeDone:
 		return c, nil
