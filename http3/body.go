@@ -1,0 +1,216 @@
+package http3
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/quicstack/quic"
+)
+
+// requestStream is the quic.Stream methods the message layer uses.
+type requestStream interface {
+	io.ReadWriter
+	StreamID() quic.StreamID
+	CancelRead(quic.StreamErrorCode)
+	CancelWrite(quic.StreamErrorCode)
+	CloseWrite() error
+}
+
+// resetStream abandons both directions of a request stream with code.
+func resetStream(s requestStream, code ErrCode) {
+	s.CancelRead(quic.StreamErrorCode(code))
+	s.CancelWrite(quic.StreamErrorCode(code))
+}
+
+// readHeadersFrame reads the next HEADERS frame of a request stream,
+// skipping unknown frames; any other frame is a connection error.
+func readHeadersFrame(c *connection, br *bufio.Reader) (frame, error) {
+	f, err := readFrame(br)
+	if err != nil {
+		return f, err
+	}
+	if f.Type == frameHeaders {
+		return f, nil
+	}
+	return f, unexpectedOnRequestStream(c, f.Type)
+}
+
+// unexpectedOnRequestStream is the error for a frame of type typ out of
+// place on a request stream (RFC 9114, Section 4.1 and 7.2).
+func unexpectedOnRequestStream(c *connection, typ uint64) error {
+	if typ == framePushPromise && !c.isServer {
+		// No MAX_PUSH_ID was sent, so any push ID exceeds it (Section
+		// 7.2.5).
+		return connError(ErrCodeIDError, "PUSH_PROMISE without MAX_PUSH_ID")
+	}
+	return connError(ErrCodeFrameUnexpected, "frame %#x on a request stream", typ)
+}
+
+// body streams the DATA frames of a message (RFC 9114, Section 4.1) and
+// then reads the trailer section, if any.
+type body struct {
+	c             *connection
+	ctx           context.Context
+	str           requestStream
+	br            *bufio.Reader
+	remaining     uint64 // payload left in the current DATA frame
+	contentLength int64  // -1 if unknown
+	n             int64
+	trailer       *http.Header
+
+	rmu      sync.Mutex // serializes Read
+	mu       sync.Mutex // guards the fields below
+	err      error      // sticky
+	onClose  func()
+	closed   bool
+	eofCheck bool // the message ended cleanly
+}
+
+// errBodyClosed is returned by Read after Close.
+var errBodyClosed = errors.New("http3: read on closed body")
+
+// Read reads the message content.
+func (b *body) Read(p []byte) (int, error) {
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	b.mu.Lock()
+	err := b.err
+	b.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := b.read(p)
+	if err != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed {
+			return n, errBodyClosed
+		}
+		if err != io.EOF {
+			var he *Error
+			if errors.As(err, &he) {
+				if he.Stream {
+					resetStream(b.str, he.Code)
+				} else {
+					b.c.fail(err)
+				}
+			}
+		} else {
+			b.eofCheck = true
+		}
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *body) read(p []byte) (int, error) {
+	for b.remaining == 0 {
+		f, err := readFrame(b.br)
+		if err == io.EOF {
+			// "A request or response that is defined as having content
+			// when it contains a Content-Length header field is malformed
+			// if the value of the Content-Length header field does not
+			// equal the sum of the DATA frame lengths received." (Section
+			// 4.1.2)
+			if b.contentLength >= 0 && b.n != b.contentLength {
+				return 0, streamError(ErrCodeMessageError, "content-length %d, received %d", b.contentLength, b.n)
+			}
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, truncated(err)
+		}
+		switch f.Type {
+		case frameData:
+			b.remaining = f.Length
+		case frameHeaders:
+			return 0, b.readTrailers(f.Payload)
+		default:
+			return 0, unexpectedOnRequestStream(b.c, f.Type)
+		}
+	}
+	if uint64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.br.Read(p)
+	b.remaining -= uint64(n)
+	b.n += int64(n)
+	if b.contentLength >= 0 && b.n > b.contentLength {
+		return n, streamError(ErrCodeMessageError, "more content than content-length %d", b.contentLength)
+	}
+	if err == io.EOF {
+		if b.remaining > 0 {
+			return n, truncated(err)
+		}
+		err = nil
+	}
+	return n, err
+}
+
+// readTrailers decodes the trailer section, after which the stream must
+// end: "Receipt of an invalid sequence of frames MUST be treated as a
+// connection error of type H3_FRAME_UNEXPECTED." (Section 4.1)
+func (b *body) readTrailers(block []byte) error {
+	fields, err := b.c.decodeHeaders(b.ctx, b.str.StreamID(), block)
+	if err != nil {
+		return err
+	}
+	_, h, err := splitFields(fields)
+	if err != nil {
+		return err
+	}
+	if f, err := readFrame(b.br); err != io.EOF {
+		if err != nil {
+			return truncated(err)
+		}
+		return unexpectedOnRequestStream(b.c, f.Type)
+	}
+	if b.contentLength >= 0 && b.n != b.contentLength {
+		return streamError(ErrCodeMessageError, "content-length %d, received %d", b.contentLength, b.n)
+	}
+	if b.trailer != nil {
+		if *b.trailer == nil {
+			*b.trailer = make(http.Header)
+		}
+		for k, vs := range h {
+			(*b.trailer)[k] = vs
+		}
+	}
+	return io.EOF
+}
+
+// Close stops reading: if the message did not end, the peer is asked to
+// stop sending with H3_REQUEST_CANCELLED (client) or H3_NO_ERROR (server,
+// whose response is complete or being sent).
+func (b *body) Close() error {
+	b.mu.Lock()
+	done := b.eofCheck
+	first := !b.closed
+	b.closed = true
+	if b.err == nil {
+		b.err = errBodyClosed
+	}
+	fn := b.onClose
+	b.mu.Unlock()
+	if !first {
+		return nil
+	}
+	if !done {
+		code := ErrCodeRequestCancelled
+		if b.c.isServer {
+			code = ErrCodeNoError
+		}
+		b.str.CancelRead(quic.StreamErrorCode(code))
+	}
+	if fn != nil {
+		fn()
+	}
+	return nil
+}

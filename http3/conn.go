@@ -1,0 +1,408 @@
+package http3
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/http3/qpack"
+)
+
+// Unidirectional stream types (RFC 9114, Section 6.2; RFC 9204,
+// Section 4.2).
+const (
+	streamTypeControl = 0x00
+	streamTypePush    = 0x01
+	streamTypeEncoder = 0x02
+	streamTypeDecoder = 0x03
+)
+
+// connection is the HTTP/3 state of one QUIC connection shared by the
+// client and the server: the control and QPACK streams and the QPACK
+// encoder and decoder.
+type connection struct {
+	qc       *quic.Conn
+	isServer bool
+	ours     settings
+
+	// qmu guards the QPACK encoder and decoder and orders the writes to
+	// the encoder and decoder streams, whose instructions depend on it.
+	qmu       sync.Mutex
+	enc       *qpack.Encoder
+	dec       *qpack.Decoder
+	decUpdate chan struct{} // closed and replaced when the decoder's table grows
+	encStream *quic.SendStream
+	decStream *quic.SendStream
+
+	ctrlMu sync.Mutex
+	ctrl   *quic.SendStream
+
+	peerSettingsDone chan struct{} // closed when the peer's SETTINGS arrived
+	peerSettings     settings
+
+	mu         sync.Mutex
+	haveCtrl   bool
+	haveEnc    bool
+	haveDec    bool
+	goawayRecv bool
+	goawayID   uint64
+	onGoaway   func(id uint64) // called with each GOAWAY received
+
+	closeOnce sync.Once
+}
+
+func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
+	if maxFieldSection == 0 {
+		maxFieldSection = defaultMaxFieldSectionSize
+	}
+	ours := settings{
+		QPACKMaxTableCapacity: ourQPACKMaxTableCapacity,
+		QPACKBlockedStreams:   ourQPACKBlockedStreams,
+		MaxFieldSectionSize:   maxFieldSection,
+	}
+	return &connection{
+		qc:       qc,
+		isServer: isServer,
+		ours:     ours,
+		enc:      qpack.NewEncoder(qpack.EncoderConfig{}),
+		dec: qpack.NewDecoder(qpack.DecoderConfig{
+			MaxTableCapacity:    ours.QPACKMaxTableCapacity,
+			MaxBlockedStreams:   ours.QPACKBlockedStreams,
+			MaxFieldSectionSize: ours.MaxFieldSectionSize,
+		}),
+		decUpdate:        make(chan struct{}),
+		peerSettingsDone: make(chan struct{}),
+	}
+}
+
+// start opens the control stream with SETTINGS first (RFC 9114, Section
+// 6.2.1: "each side MUST initiate a single control stream ... and send its
+// SETTINGS frame as the first frame on this stream") and the QPACK encoder
+// and decoder streams, then reads the peer's unidirectional streams in the
+// background.
+func (c *connection) start() error {
+	ctx := c.qc.Context()
+	open := func(typ uint64, first []byte) (*quic.SendStream, error) {
+		s, err := c.qc.OpenUniStreamSync(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Write(append(appendVarint(nil, typ), first...)); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	var err error
+	c.ctrlMu.Lock()
+	c.ctrl, err = open(streamTypeControl, appendSettingsFrame(nil, c.ours))
+	c.ctrlMu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.qmu.Lock()
+	c.encStream, err = open(streamTypeEncoder, nil)
+	if err == nil {
+		c.decStream, err = open(streamTypeDecoder, nil)
+	}
+	c.qmu.Unlock()
+	if err != nil {
+		return err
+	}
+	go c.acceptUniStreams()
+	return nil
+}
+
+// writeControl writes a frame on the control stream.
+func (c *connection) writeControl(b []byte) error {
+	c.ctrlMu.Lock()
+	defer c.ctrlMu.Unlock()
+	if c.ctrl == nil {
+		return errors.New("http3: control stream not open")
+	}
+	_, err := c.ctrl.Write(b)
+	return err
+}
+
+// closeWithError closes the connection for an HTTP/3 or QPACK connection
+// error.
+func (c *connection) closeWithError(code ErrCode, reason string) {
+	c.closeOnce.Do(func() {
+		go c.qc.CloseWithError(quic.ApplicationErrorCode(code), reason)
+	})
+}
+
+// fail handles an error met while processing the peer's data: connection
+// errors close the connection; it returns err.
+func (c *connection) fail(err error) error {
+	var he *Error
+	var qe *qpack.Error
+	switch {
+	case errors.As(err, &he) && !he.Stream:
+		c.closeWithError(he.Code, he.Reason)
+	case errors.As(err, &qe):
+		c.closeWithError(ErrCode(qe.Code), qe.Reason)
+	}
+	return err
+}
+
+// encodeHeaders encodes fields for stream id and returns the HEADERS
+// frame. Encoder instructions the section depends on are written to the
+// encoder stream first.
+func (c *connection) encodeHeaders(id quic.StreamID, fields []qpack.HeaderField) ([]byte, error) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	block := c.enc.EncodeFieldSection(nil, uint64(id), fields)
+	if ins := c.enc.AppendEncoderStream(nil); len(ins) > 0 {
+		if _, err := c.encStream.Write(ins); err != nil {
+			return nil, err
+		}
+	}
+	return appendHeadersFrame(nil, block), nil
+}
+
+// errHeadersTooLarge is a field section above our
+// SETTINGS_MAX_FIELD_SECTION_SIZE.
+var errHeadersTooLarge = streamError(ErrCodeExcessiveLoad, "field section too large")
+
+// decodeHeaders decodes a field section received on stream id, waiting
+// while it is blocked on encoder stream instructions (RFC 9204, Section
+// 2.2.1) until ctx is done.
+func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block []byte) ([]qpack.HeaderField, error) {
+	for {
+		c.qmu.Lock()
+		fields, err := c.dec.DecodeFieldSection(uint64(id), block, nil)
+		if err == qpack.ErrBlocked && ctx.Err() != nil {
+			c.dec.CancelStream(uint64(id))
+		}
+		werr := c.flushDecoderStream()
+		update := c.decUpdate
+		c.qmu.Unlock()
+		if werr != nil {
+			return nil, werr
+		}
+		switch {
+		case err == qpack.ErrBlocked:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			select {
+			case <-update:
+			case <-ctx.Done():
+			}
+			continue
+		case err == qpack.ErrFieldSectionTooLarge:
+			return nil, errHeadersTooLarge
+		case err != nil:
+			return nil, c.fail(err)
+		}
+		return fields, nil
+	}
+}
+
+// flushDecoderStream writes pending decoder instructions. c.qmu held.
+func (c *connection) flushDecoderStream() error {
+	if ins := c.dec.AppendDecoderStream(nil); len(ins) > 0 {
+		_, err := c.decStream.Write(ins)
+		return err
+	}
+	return nil
+}
+
+func (c *connection) acceptUniStreams() {
+	for {
+		rs, err := c.qc.AcceptUniStream(c.qc.Context())
+		if err != nil {
+			return
+		}
+		go c.handleUniStream(rs)
+	}
+}
+
+// criticalStreamEnded handles the end of a control or QPACK stream: "If
+// either control stream is closed at any point, this MUST be treated as a
+// connection error of type H3_CLOSED_CRITICAL_STREAM." (RFC 9114, Section
+// 6.2.1; RFC 9204, Section 4.2 for the encoder and decoder streams.)
+func (c *connection) criticalStreamEnded(err error) {
+	if c.qc.Context().Err() != nil {
+		return // the connection ended
+	}
+	var he *Error
+	var qe *qpack.Error
+	if errors.As(err, &he) || errors.As(err, &qe) {
+		c.fail(err)
+		return
+	}
+	var se *quic.StreamError
+	if err == io.EOF || err == io.ErrUnexpectedEOF || errors.As(err, &se) {
+		c.closeWithError(ErrCodeClosedCriticalStream, "critical stream closed")
+	}
+}
+
+// claim records that a stream of a type of which only one is allowed has
+// been opened by the peer; false means a second one.
+func (c *connection) claim(flag *bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if *flag {
+		return false
+	}
+	*flag = true
+	return true
+}
+
+func (c *connection) handleUniStream(rs *quic.ReceiveStream) {
+	br := bufio.NewReader(rs)
+	typ, err := readVarint(br)
+	if err != nil {
+		return // reset or closed before its type: nothing to do
+	}
+	switch typ {
+	case streamTypeControl:
+		if !c.claim(&c.haveCtrl) {
+			c.closeWithError(ErrCodeStreamCreationError, "second control stream")
+			return
+		}
+		c.criticalStreamEnded(c.readControl(br))
+	case streamTypeEncoder, streamTypeDecoder:
+		flag := &c.haveEnc
+		if typ == streamTypeDecoder {
+			flag = &c.haveDec
+		}
+		if !c.claim(flag) {
+			c.closeWithError(ErrCodeStreamCreationError, "second QPACK stream")
+			return
+		}
+		c.criticalStreamEnded(c.readQPACKStream(br, typ))
+	case streamTypePush:
+		if c.isServer {
+			// "If a server receives a client-initiated push stream, this
+			// MUST be treated as a connection error of type
+			// H3_STREAM_CREATION_ERROR." (Section 6.2.2)
+			c.closeWithError(ErrCodeStreamCreationError, "push stream from client")
+		} else {
+			// We never send MAX_PUSH_ID, so any push ID exceeds it
+			// (Section 4.6).
+			c.closeWithError(ErrCodeIDError, "push stream without MAX_PUSH_ID")
+		}
+	default:
+		// "Recipients of unknown stream types MUST either abort reading
+		// of the stream or discard incoming data without further
+		// processing." (Section 6.2)
+		io.Copy(io.Discard, br)
+	}
+}
+
+// readQPACKStream feeds the peer's encoder or decoder stream to the QPACK
+// decoder or encoder.
+func (c *connection) readQPACKStream(br *bufio.Reader, typ uint64) error {
+	buf := make([]byte, 4096)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			c.qmu.Lock()
+			var herr, werr error
+			if typ == streamTypeEncoder {
+				herr = c.dec.HandleEncoderStream(buf[:n])
+				werr = c.flushDecoderStream()
+				close(c.decUpdate)
+				c.decUpdate = make(chan struct{})
+			} else {
+				herr = c.enc.HandleDecoderStream(buf[:n])
+			}
+			c.qmu.Unlock()
+			if herr != nil {
+				return herr
+			}
+			if werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readControl reads the peer's control stream (RFC 9114, Section 6.2.1).
+func (c *connection) readControl(br *bufio.Reader) error {
+	f, err := readFrame(br)
+	if err == io.EOF {
+		return err
+	}
+	if err != nil {
+		return truncated(err)
+	}
+	if f.Type != frameSettings {
+		// "If the first frame of the control stream is any other frame
+		// type, this MUST be treated as a connection error of type
+		// H3_MISSING_SETTINGS." (Section 6.2.1)
+		return connError(ErrCodeMissingSettings, "first control frame is %#x", f.Type)
+	}
+	c.qmu.Lock()
+	err = c.enc.SetPeerSettings(f.Set.QPACKMaxTableCapacity, f.Set.QPACKBlockedStreams)
+	if err == nil {
+		if ins := c.enc.AppendEncoderStream(nil); len(ins) > 0 {
+			_, err = c.encStream.Write(ins)
+		}
+	}
+	c.qmu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.peerSettings = f.Set
+	close(c.peerSettingsDone)
+	for {
+		f, err := readFrame(br)
+		if err == io.EOF {
+			return err // the stream ended between frames: a closed critical stream
+		}
+		if err != nil {
+			return truncated(err)
+		}
+		switch f.Type {
+		case frameGoaway:
+			if err := c.handleGoaway(f.ID); err != nil {
+				return err
+			}
+		case frameMaxPushID:
+			if !c.isServer {
+				return connError(ErrCodeFrameUnexpected, "MAX_PUSH_ID from server")
+			}
+			// We never push; the limit is noted and ignored.
+		case frameCancelPush:
+			// We never promise pushes and never allow them (no
+			// MAX_PUSH_ID), so every push ID is unknown (Section 7.2.3).
+			return connError(ErrCodeIDError, "CANCEL_PUSH for unknown push ID %d", f.ID)
+		default:
+			// SETTINGS again, DATA, HEADERS, PUSH_PROMISE (Sections 7.2.1,
+			// 7.2.2, 7.2.4, 7.2.5).
+			return connError(ErrCodeFrameUnexpected, "frame %#x on the control stream", f.Type)
+		}
+	}
+}
+
+// handleGoaway applies a GOAWAY frame (RFC 9114, Section 5.2).
+func (c *connection) handleGoaway(id uint64) error {
+	if !c.isServer && id%4 != 0 {
+		// "A client MUST treat a GOAWAY frame containing a stream ID of
+		// any other type as a connection error of type H3_ID_ERROR."
+		return connError(ErrCodeIDError, "GOAWAY with stream ID %d", id)
+	}
+	c.mu.Lock()
+	if c.goawayRecv && id > c.goawayID {
+		c.mu.Unlock()
+		// "An endpoint MUST NOT increase the value it sends"; receipt of a
+		// larger one is H3_ID_ERROR.
+		return connError(ErrCodeIDError, "GOAWAY ID increased from %d to %d", c.goawayID, id)
+	}
+	c.goawayRecv, c.goawayID = true, id
+	fn := c.onGoaway
+	c.mu.Unlock()
+	if fn != nil {
+		fn(id)
+	}
+	return nil
+}

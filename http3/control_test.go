@@ -1,0 +1,164 @@
+package http3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic"
+)
+
+// bareConn dials the test server with a QUIC connection that speaks no
+// HTTP/3 by itself, for sending raw unidirectional streams.
+func bareConn(t *testing.T, e *testEnv) *quic.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	qc, err := quic.DialAddr(ctx, e.addr, &tls.Config{RootCAs: e.pool, ServerName: "localhost", NextProtos: []string{"h3"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { qc.CloseWithError(0, "") })
+	return qc
+}
+
+func openUni(t *testing.T, qc *quic.Conn, b []byte, fin bool) *quic.SendStream {
+	t.Helper()
+	s, err := qc.OpenUniStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if fin {
+		s.CloseWrite()
+	}
+	return s
+}
+
+// closeCode waits for the server to close qc and returns the code.
+func closeCode(t *testing.T, qc *quic.Conn) ErrCode {
+	t.Helper()
+	select {
+	case <-qc.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("server did not close the connection")
+	}
+	var ae *quic.ApplicationError
+	if err := context.Cause(qc.Context()); !errors.As(err, &ae) || !ae.Remote {
+		t.Fatalf("closed with %v", err)
+	}
+	return ErrCode(ae.Code)
+}
+
+func settingsStream() []byte {
+	return appendSettingsFrame(appendVarint(nil, streamTypeControl), settings{})
+}
+
+func TestControlStreamRules(t *testing.T) {
+	e := newTestEnv(t, http.NotFoundHandler())
+	for _, tc := range []struct {
+		name string
+		send func(qc *quic.Conn)
+		code ErrCode
+	}{
+		{"first frame not SETTINGS", func(qc *quic.Conn) {
+			openUni(t, qc, appendIDFrame(appendVarint(nil, streamTypeControl), frameGoaway, 0), false)
+		}, ErrCodeMissingSettings},
+		{"second control stream", func(qc *quic.Conn) {
+			openUni(t, qc, settingsStream(), false)
+			openUni(t, qc, settingsStream(), false)
+		}, ErrCodeStreamCreationError},
+		{"control stream closed", func(qc *quic.Conn) {
+			openUni(t, qc, settingsStream(), true)
+		}, ErrCodeClosedCriticalStream},
+		{"control stream reset", func(qc *quic.Conn) {
+			s := openUni(t, qc, settingsStream(), false)
+			time.Sleep(20 * time.Millisecond)
+			s.CancelWrite(0x100)
+		}, ErrCodeClosedCriticalStream},
+		{"encoder stream closed", func(qc *quic.Conn) {
+			openUni(t, qc, appendVarint(nil, streamTypeEncoder), true)
+		}, ErrCodeClosedCriticalStream},
+		{"second decoder stream", func(qc *quic.Conn) {
+			openUni(t, qc, appendVarint(nil, streamTypeDecoder), false)
+			openUni(t, qc, appendVarint(nil, streamTypeDecoder), false)
+		}, ErrCodeStreamCreationError},
+		{"duplicate setting", func(qc *quic.Conn) {
+			b := appendVarint(nil, streamTypeControl)
+			b = appendFrameHeader(b, frameSettings, 4)
+			b = append(b, 0x6, 0x1, 0x6, 0x1)
+			openUni(t, qc, b, false)
+		}, ErrCodeSettingsError},
+		{"HTTP/2 setting", func(qc *quic.Conn) {
+			b := appendVarint(nil, streamTypeControl)
+			b = appendFrameHeader(b, frameSettings, 2)
+			b = append(b, 0x2, 0x0)
+			openUni(t, qc, b, false)
+		}, ErrCodeSettingsError},
+		{"second SETTINGS", func(qc *quic.Conn) {
+			openUni(t, qc, appendSettingsFrame(settingsStream(), settings{}), false)
+		}, ErrCodeFrameUnexpected},
+		{"DATA on control stream", func(qc *quic.Conn) {
+			openUni(t, qc, appendDataFrameHeader(settingsStream(), 0), false)
+		}, ErrCodeFrameUnexpected},
+		{"HTTP/2 frame type", func(qc *quic.Conn) {
+			openUni(t, qc, appendFrameHeader(settingsStream(), 0x6, 0), false)
+		}, ErrCodeFrameUnexpected},
+		{"push stream from client", func(qc *quic.Conn) {
+			openUni(t, qc, appendVarint(nil, streamTypePush), false)
+		}, ErrCodeStreamCreationError},
+		{"bad encoder instruction", func(qc *quic.Conn) {
+			// Set Dynamic Table Capacity above our maximum (4096).
+			openUni(t, qc, []byte{streamTypeEncoder, 0x3f, 0xe1, 0x7f}, false)
+		}, ErrCode(0x201)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			qc := bareConn(t, e)
+			tc.send(qc)
+			if code := closeCode(t, qc); code != tc.code {
+				t.Errorf("closed with %v, want %v", code, tc.code)
+			}
+		})
+	}
+}
+
+func TestUnknownStreamAndFramesIgnored(t *testing.T) {
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	cc := rawConn(t, e)
+	// A reserved stream type (0x1f*N+0x21) with junk, and unknown frames
+	// and settings on the control stream are ignored.
+	s := openUni(t, cc.qc, append(appendVarint(nil, 0x1f*3+0x21), "junk"...), false)
+	defer s.CancelWrite(0)
+	cc.writeControl(append(appendFrameHeader(nil, 0x21, 2), 1, 2))
+	data := append(appendFrameHeader(nil, 0x40, 1), 9) // unknown frame on the request stream
+	if status, code := sendRaw(t, cc, requestFields(mustRequest(t, e.url+"/")), data); status != 200 {
+		t.Fatalf("status %d code %v", status, code)
+	}
+	// SETTINGS exchange: the server's values arrived.
+	select {
+	case <-cc.peerSettingsDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no SETTINGS from the server")
+	}
+	ps := cc.peerSettings
+	if ps.QPACKMaxTableCapacity != ourQPACKMaxTableCapacity || ps.QPACKBlockedStreams != ourQPACKBlockedStreams || ps.MaxFieldSectionSize != defaultMaxFieldSectionSize {
+		t.Errorf("server settings %+v", ps)
+	}
+	if cc.qc.Context().Err() != nil {
+		t.Fatalf("connection closed: %v", context.Cause(cc.qc.Context()))
+	}
+}
+
+func mustRequest(t *testing.T, url string) *http.Request {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}

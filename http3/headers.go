@@ -1,0 +1,170 @@
+package http3
+
+import (
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+
+	"github.com/quicstack/quic/http3/qpack"
+)
+
+// connectionSpecific lists the fields HTTP/3 forbids (RFC 9114, Section
+// 4.2: "An endpoint MUST NOT generate an HTTP/3 field section containing
+// connection-specific fields; any message containing connection-specific
+// fields MUST be treated as malformed."). TE is allowed with the value
+// "trailers" only.
+var connectionSpecific = map[string]bool{
+	"connection":        true,
+	"keep-alive":        true,
+	"proxy-connection":  true,
+	"transfer-encoding": true,
+	"upgrade":           true,
+}
+
+// validName reports whether name is a lowercase token (RFC 9110, Section
+// 5.1; RFC 9114, Section 4.2: "Characters in field names MUST be converted
+// to lowercase").
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validValue reports whether value has no NUL, CR or LF and no leading
+// or trailing whitespace (RFC 9114, Section 4.2; RFC 9110, Section 5.5).
+func validValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == 0 || c == '\r' || c == '\n' {
+			return false
+		}
+	}
+	return v == "" || (v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t')
+}
+
+// pseudo holds the pseudo-header fields of a message.
+type pseudo struct {
+	method, scheme, authority, path, protocol, status string
+	has                                               map[string]bool
+}
+
+// splitFields validates a field section and separates the pseudo-header
+// fields from the header. allowed lists the pseudo-header names allowed;
+// none for trailers. Any violation makes the message malformed: a stream
+// error of type H3_MESSAGE_ERROR (RFC 9114, Section 4.1.2).
+func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.Header, error) {
+	p := pseudo{has: make(map[string]bool)}
+	h := make(http.Header)
+	regular := false
+	for _, f := range fields {
+		if strings.HasPrefix(f.Name, ":") {
+			// "Pseudo-header fields MUST NOT appear in trailer sections",
+			// only the defined ones are allowed, each once, and "All
+			// pseudo-header fields MUST appear in the header section before
+			// regular header fields." (Section 4.3)
+			if regular {
+				return p, nil, streamError(ErrCodeMessageError, "pseudo-header %s after regular fields", f.Name)
+			}
+			ok := false
+			for _, a := range allowed {
+				ok = ok || a == f.Name
+			}
+			if !ok {
+				return p, nil, streamError(ErrCodeMessageError, "pseudo-header %s not allowed", f.Name)
+			}
+			if p.has[f.Name] {
+				return p, nil, streamError(ErrCodeMessageError, "duplicate pseudo-header %s", f.Name)
+			}
+			if !validValue(f.Value) {
+				return p, nil, streamError(ErrCodeMessageError, "invalid value of %s", f.Name)
+			}
+			p.has[f.Name] = true
+			switch f.Name {
+			case ":method":
+				p.method = f.Value
+			case ":scheme":
+				p.scheme = f.Value
+			case ":authority":
+				p.authority = f.Value
+			case ":path":
+				p.path = f.Value
+			case ":protocol":
+				p.protocol = f.Value
+			case ":status":
+				p.status = f.Value
+			}
+			continue
+		}
+		regular = true
+		if !validName(f.Name) {
+			return p, nil, streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
+		}
+		if !validValue(f.Value) {
+			return p, nil, streamError(ErrCodeMessageError, "invalid value of field %s", f.Name)
+		}
+		if connectionSpecific[f.Name] || (f.Name == "te" && f.Value != "trailers") {
+			return p, nil, streamError(ErrCodeMessageError, "connection-specific field %s", f.Name)
+		}
+		if f.Name == "cookie" && len(h["Cookie"]) > 0 {
+			// Section 4.2.1: crumbs are joined with "; " for HTTP/1.1
+			// semantics.
+			h["Cookie"][0] += "; " + f.Value
+			continue
+		}
+		k := textproto.CanonicalMIMEHeaderKey(f.Name)
+		h[k] = append(h[k], f.Value)
+	}
+	return p, h, nil
+}
+
+// parseContentLength returns the content-length of h, -1 if absent. Several
+// values must agree.
+func parseContentLength(h http.Header) (int64, error) {
+	vs := h["Content-Length"]
+	if len(vs) == 0 {
+		return -1, nil
+	}
+	var n int64 = -1
+	for _, v := range vs {
+		for _, part := range strings.Split(v, ",") {
+			x, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+			if err != nil || x < 0 || (n >= 0 && x != n) {
+				return 0, streamError(ErrCodeMessageError, "invalid content-length %q", v)
+			}
+			n = x
+		}
+	}
+	return n, nil
+}
+
+// appendHeaderFields appends h as HTTP/3 field lines: lowercase names,
+// without connection-specific fields and the keys skip names.
+func appendHeaderFields(dst []qpack.HeaderField, h http.Header, skip func(string) bool) []qpack.HeaderField {
+	for k, vs := range h {
+		name := strings.ToLower(k)
+		if connectionSpecific[name] || (skip != nil && skip(k)) || !validName(name) {
+			continue
+		}
+		for _, v := range vs {
+			if name == "te" && v != "trailers" {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			if !validValue(v) {
+				continue
+			}
+			dst = append(dst, qpack.HeaderField{Name: name, Value: v, NeverIndex: name == "authorization" || name == "cookie" && len(v) < 20})
+		}
+	}
+	return dst
+}

@@ -1,0 +1,603 @@
+package http3
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/http3/qpack"
+)
+
+// NextProtoH3 is the ALPN protocol identifier of HTTP/3 (RFC 9114,
+// Section 3.1).
+const NextProtoH3 = "h3"
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Close or
+// Shutdown.
+var ErrServerClosed = errors.New("http3: server closed")
+
+// A Server serves HTTP/3 requests over QUIC connections. Each request runs
+// in its own goroutine. The zero value with Handler set (nil means
+// http.DefaultServeMux) and TLSConfig set is ready to use.
+type Server struct {
+	// Handler handles requests; nil means http.DefaultServeMux.
+	Handler http.Handler
+	// TLSConfig is the TLS configuration; "h3" is added to a copy's
+	// NextProtos if missing.
+	TLSConfig *tls.Config
+	// QUICConfig configures the QUIC connections; nil means defaults.
+	QUICConfig *quic.Config
+	// MaxHeaderBytes is the SETTINGS_MAX_FIELD_SECTION_SIZE the server
+	// advertises and enforces (RFC 9114, Section 4.2.2); zero means 1 MiB.
+	MaxHeaderBytes int
+
+	mu        sync.Mutex
+	listeners map[*quic.Listener]struct{}
+	conns     map[*serverConn]struct{}
+	closed    bool
+	connsDone *sync.Cond
+
+	acceptCtx  context.Context // done when Serve must stop accepting
+	stopAccept context.CancelFunc
+}
+
+func (s *Server) init() {
+	if s.listeners == nil {
+		s.listeners = make(map[*quic.Listener]struct{})
+		s.conns = make(map[*serverConn]struct{})
+		s.connsDone = sync.NewCond(&s.mu)
+		s.acceptCtx, s.stopAccept = context.WithCancel(context.Background())
+	}
+}
+
+// tlsConfig returns a copy of TLSConfig with "h3" in NextProtos.
+func (s *Server) tlsConfig() *tls.Config {
+	c := &tls.Config{}
+	if s.TLSConfig != nil {
+		c = s.TLSConfig.Clone()
+	}
+	if !slices.Contains(c.NextProtos, NextProtoH3) {
+		c.NextProtos = append([]string{NextProtoH3}, c.NextProtos...)
+	}
+	return c
+}
+
+// ListenAndServe listens on the UDP address addr and serves requests until
+// Close or Shutdown, after which it returns ErrServerClosed.
+func (s *Server) ListenAndServe(addr string) error {
+	l, err := quic.ListenAddr(addr, s.tlsConfig(), s.QUICConfig)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Serve accepts connections from l and serves each in its own goroutine
+// until Close or Shutdown, which close l. l's TLS configuration must offer
+// the "h3" protocol.
+func (s *Server) Serve(l *quic.Listener) error {
+	s.mu.Lock()
+	s.init()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	for {
+		qc, err := l.Accept(s.acceptCtx)
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			return err
+		}
+		go s.ServeConn(qc)
+	}
+}
+
+// ServeConn serves HTTP/3 on an established QUIC connection whose ALPN
+// protocol is "h3", returning when the connection ends.
+func (s *Server) ServeConn(qc *quic.Conn) {
+	s.mu.Lock()
+	s.init()
+	if s.closed {
+		s.mu.Unlock()
+		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
+		return
+	}
+	maxHeader := uint64(0)
+	if s.MaxHeaderBytes > 0 {
+		maxHeader = uint64(s.MaxHeaderBytes)
+	}
+	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
+	sc.idle = sync.NewCond(&sc.mu)
+	s.conns[sc] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, sc)
+		s.connsDone.Broadcast()
+		s.mu.Unlock()
+	}()
+	if err := sc.start(); err != nil {
+		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
+		return
+	}
+	sc.serve()
+}
+
+// Close closes the listeners and all connections immediately, with
+// H3_NO_ERROR.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.init()
+	s.closed = true
+	s.stopAccept()
+	ls := make([]*quic.Listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	cs := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	for _, c := range cs {
+		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
+	}
+	return nil
+}
+
+// Shutdown shuts the server down gracefully: it closes the listeners,
+// sends GOAWAY on every connection (RFC 9114, Section 5.2) so that clients
+// send new requests elsewhere, lets the requests in flight finish, and
+// closes each connection once it has none. It returns when all connections
+// are closed, or with ctx's error when ctx is done first.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.init()
+	s.closed = true
+	ls := make([]*quic.Listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	cs := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.stopAccept()
+	s.mu.Unlock()
+	// The listeners stay open until the connections are done: closing a
+	// Listener made by quic.ListenAddr closes its Transport and with it
+	// every connection.
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for _, c := range cs {
+		go c.shutdown()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.mu.Lock()
+		for len(s.conns) > 0 {
+			s.connsDone.Wait()
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// serverConn is the server side of one HTTP/3 connection.
+type serverConn struct {
+	*connection
+	srv *Server
+
+	mu       sync.Mutex
+	idle     *sync.Cond
+	active   int
+	lastID   quic.StreamID
+	accepted bool
+	goaway   bool
+	goawayID quic.StreamID
+}
+
+// serve accepts request streams until the connection ends. "Clients MUST
+// treat receipt of a server-initiated bidirectional stream as a connection
+// error" does not concern servers: every bidirectional stream is a request.
+func (sc *serverConn) serve() {
+	ctx := sc.qc.Context()
+	for {
+		str, err := sc.qc.AcceptStream(ctx)
+		if err != nil {
+			return
+		}
+		sc.mu.Lock()
+		if sc.goaway && str.StreamID() >= sc.goawayID {
+			sc.mu.Unlock()
+			// "Requests on stream IDs greater than or equal to the ID in
+			// the GOAWAY frame ... The server SHOULD ... reset with
+			// H3_REQUEST_REJECTED" (Section 5.2).
+			resetStream(str, ErrCodeRequestRejected)
+			continue
+		}
+		sc.active++
+		sc.lastID, sc.accepted = str.StreamID(), true
+		sc.mu.Unlock()
+		go func() {
+			sc.handleRequest(str)
+			// Keep counting the stream until its data is acknowledged,
+			// so that a graceful close does not cut the response.
+			select {
+			case <-str.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			sc.mu.Lock()
+			sc.active--
+			sc.idle.Broadcast()
+			sc.mu.Unlock()
+		}()
+	}
+}
+
+// shutdown sends GOAWAY with the first stream ID not accepted, waits for
+// the requests in flight, and closes the connection.
+func (sc *serverConn) shutdown() {
+	sc.mu.Lock()
+	if !sc.goaway {
+		sc.goaway = true
+		if sc.accepted {
+			sc.goawayID = sc.lastID + 4
+		}
+		sc.mu.Unlock()
+		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(sc.goawayID)))
+		sc.mu.Lock()
+	}
+	go func() {
+		<-sc.qc.Context().Done()
+		sc.mu.Lock()
+		sc.idle.Broadcast()
+		sc.mu.Unlock()
+	}()
+	for sc.active > 0 && sc.qc.Context().Err() == nil {
+		sc.idle.Wait()
+	}
+	sc.mu.Unlock()
+	sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "shutdown")
+}
+
+// handleRequest serves one request stream (RFC 9114, Section 4.1).
+func (sc *serverConn) handleRequest(str *quic.Stream) {
+	ctx, cancel := context.WithCancel(str.Context())
+	defer cancel()
+	br := bufio.NewReaderSize(str, 16<<10)
+	f, err := readHeadersFrame(sc.connection, br)
+	if err != nil {
+		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
+		return
+	}
+	fields, err := sc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+	if err == errHeadersTooLarge {
+		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
+	if err != nil {
+		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
+		return
+	}
+	req, err := sc.newRequest(ctx, str, br, fields)
+	if err != nil {
+		sc.streamFailed(str, err, ErrCodeMessageError)
+		return
+	}
+	w := &responseWriter{sc: sc, str: str, bw: bufio.NewWriterSize(str, 16<<10), req: req, header: make(http.Header)}
+	handler := sc.srv.Handler
+	if handler == nil {
+		handler = http.DefaultServeMux
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			resetStream(str, ErrCodeInternalError)
+			if p != http.ErrAbortHandler {
+				// Nothing is logged: the package does not write to the
+				// global logger.
+				_ = fmt.Sprint(p)
+			}
+		}
+	}()
+	handler.ServeHTTP(w, req)
+	w.finish()
+	req.Body.Close()
+}
+
+// streamFailed handles an error while reading a request's header: a
+// connection error closes the connection, a stream error resets the
+// stream, and anything else (the stream was reset) abandons it with code.
+func (sc *serverConn) streamFailed(str *quic.Stream, err error, code ErrCode) {
+	var he *Error
+	if errors.As(err, &he) {
+		if !he.Stream {
+			sc.fail(err)
+			return
+		}
+		code = he.Code
+	} else {
+		sc.fail(err)
+	}
+	resetStream(str, code)
+}
+
+// respondError sends a bodiless response with status code and ends the
+// stream.
+func (sc *serverConn) respondError(str *quic.Stream, code int) {
+	b, err := sc.encodeHeaders(str.StreamID(), []qpack.HeaderField{{Name: ":status", Value: strconv.Itoa(code)}})
+	if err == nil {
+		str.Write(b)
+	}
+	str.CloseWrite()
+	str.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
+}
+
+// newRequest builds the http.Request from a decoded header section,
+// checking the rules of RFC 9114, Section 4.3.1.
+func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Request, error) {
+	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path")
+	if err != nil {
+		return nil, err
+	}
+	if !p.has[":method"] || p.method == "" {
+		return nil, streamError(ErrCodeMessageError, "missing :method")
+	}
+	var u *url.URL
+	requestURI := p.path
+	if p.method == http.MethodConnect {
+		// "The :scheme and :path pseudo-header fields are omitted" and
+		// ":authority ... MUST" be present (Section 4.4).
+		if p.has[":scheme"] || p.has[":path"] || p.authority == "" {
+			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
+		}
+		u = &url.URL{Host: p.authority}
+		requestURI = p.authority
+	} else {
+		// "All HTTP/3 requests MUST include exactly one value for the
+		// :method, :scheme, and :path pseudo-header fields, unless the
+		// request is a CONNECT request" (Section 4.3.1).
+		if !p.has[":scheme"] || !p.has[":path"] || p.path == "" {
+			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
+		}
+		// "If the :scheme pseudo-header field identifies a scheme that
+		// has a mandatory authority component (including "http" and
+		// "https"), the request MUST contain either an :authority
+		// pseudo-header field or a Host header field."
+		if (p.scheme == "http" || p.scheme == "https") && p.authority == "" && h.Get("Host") == "" {
+			return nil, streamError(ErrCodeMessageError, "missing :authority and host")
+		}
+		if p.has[":authority"] && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
+			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
+		}
+		if p.path == "*" && p.method == http.MethodOptions {
+			u = &url.URL{Path: "*"}
+		} else if u, err = url.ParseRequestURI(p.path); err != nil {
+			return nil, streamError(ErrCodeMessageError, "invalid :path %q", p.path)
+		}
+	}
+	host := p.authority
+	if host == "" {
+		host = h.Get("Host")
+	}
+	h.Del("Host")
+	cl, err := parseContentLength(h)
+	if err != nil {
+		return nil, err
+	}
+	req := &http.Request{
+		Method:        p.method,
+		URL:           u,
+		Proto:         "HTTP/3.0",
+		ProtoMajor:    3,
+		Header:        h,
+		ContentLength: cl,
+		Host:          host,
+		RemoteAddr:    sc.qc.RemoteAddr().String(),
+		RequestURI:    requestURI,
+	}
+	if tr := h.Values("Trailer"); len(tr) > 0 {
+		req.Trailer = make(http.Header)
+		for _, v := range tr {
+			for _, k := range strings.Split(v, ",") {
+				if k = textprotoKey(k); k != "" {
+					req.Trailer[k] = nil
+				}
+			}
+		}
+	}
+	state := sc.qc.ConnectionState().TLS
+	req.TLS = &state
+	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: cl, trailer: &req.Trailer}
+	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
+	return req.WithContext(ctx), nil
+}
+
+// responseWriter is the http.ResponseWriter of a request stream: HEADERS
+// with :status, then a DATA frame per Write, then trailers and FIN.
+type responseWriter struct {
+	sc     *serverConn
+	str    *quic.Stream
+	bw     *bufio.Writer
+	req    *http.Request
+	header http.Header
+
+	wroteHeader bool
+	status      int
+	declared    []string // trailer keys declared in the Trailer header
+	err         error
+	hdr         [16]byte
+}
+
+var (
+	_ http.ResponseWriter = (*responseWriter)(nil)
+	_ http.Flusher        = (*responseWriter)(nil)
+)
+
+// Header returns the response header map.
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader sends the response header with status code. Informational
+// (1xx) statuses other than 101 send an interim response.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("http3: invalid WriteHeader code %v", code))
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		w.writeFields(code, w.header, nil)
+		w.bw.Flush()
+		return
+	}
+	w.wroteHeader = true
+	w.status = code
+	for _, v := range w.header.Values("Trailer") {
+		for _, k := range strings.Split(v, ",") {
+			if k = textprotoKey(k); k != "" {
+				w.declared = append(w.declared, k)
+			}
+		}
+	}
+	w.writeFields(code, w.header, func(k string) bool {
+		return k == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix)
+	})
+}
+
+func (w *responseWriter) writeFields(status int, h http.Header, skip func(string) bool) {
+	fields := []qpack.HeaderField{{Name: ":status", Value: strconv.Itoa(status)}}
+	fields = appendHeaderFields(fields, h, skip)
+	b, err := w.sc.encodeHeaders(w.str.StreamID(), fields)
+	if err != nil {
+		w.err = err
+		return
+	}
+	if _, err := w.bw.Write(b); err != nil {
+		w.err = err
+	}
+}
+
+// bodyAllowed reports whether the response may have content.
+func (w *responseWriter) bodyAllowed() bool {
+	return w.req.Method != http.MethodHead && w.status != http.StatusNoContent && w.status != http.StatusNotModified
+}
+
+// Write writes p as a DATA frame, sending the header first (status 200,
+// Content-Type sniffed from p if unset) if it was not sent yet.
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		if _, ok := w.header["Content-Type"]; !ok && len(p) > 0 {
+			w.header.Set("Content-Type", http.DetectContentType(p))
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.bodyAllowed() {
+		if w.req.Method == http.MethodHead {
+			return len(p), nil
+		}
+		return 0, http.ErrBodyNotAllowed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if _, err := w.bw.Write(appendDataFrameHeader(w.hdr[:0], uint64(len(p)))); err != nil {
+		w.err = err
+		return 0, err
+	}
+	n, err := w.bw.Write(p)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// Flush sends the buffered header and data to the client.
+func (w *responseWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if err := w.bw.Flush(); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// finish sends the header if the handler did not, the trailers, and FIN.
+func (w *responseWriter) finish() {
+	if !w.wroteHeader {
+		if w.header.Get("Content-Length") == "" && w.bw.Buffered() == 0 {
+			w.header.Set("Content-Length", "0")
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	trailer := make(http.Header)
+	for _, k := range w.declared {
+		if vs := w.header[k]; len(vs) > 0 {
+			trailer[k] = vs
+		}
+	}
+	for k, vs := range w.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			trailer[textprotoKey(strings.TrimPrefix(k, http.TrailerPrefix))] = vs
+		}
+	}
+	if len(trailer) > 0 && w.err == nil {
+		fields := appendHeaderFields(nil, trailer, nil)
+		if b, err := w.sc.encodeHeaders(w.str.StreamID(), fields); err == nil {
+			w.bw.Write(b)
+		}
+	}
+	if err := w.bw.Flush(); err != nil || w.err != nil {
+		resetStream(w.str, ErrCodeInternalError)
+		return
+	}
+	w.str.CloseWrite()
+}
+
+// textprotoKey canonicalizes a header key from a list like the Trailer
+// header's.
+func textprotoKey(k string) string {
+	k = strings.TrimSpace(k)
+	if k == "" {
+		return ""
+	}
+	return http.CanonicalHeaderKey(k)
+}
