@@ -80,6 +80,7 @@ func (c *Conn) start(st *connState) {
 	c.state = st
 	st.streams.wake = c.wake
 	c.t.wg.Add(1)
+	c.t.conns.Add(1)
 	go c.run()
 }
 
@@ -211,6 +212,9 @@ func (c *Conn) finish() {
 	}
 	if c.onClosed != nil {
 		c.onClosed(c)
+	}
+	if c.t.conns.Add(-1) == 0 && c.t.closeWhenIdle.Load() {
+		go c.t.Close()
 	}
 	for {
 		select {

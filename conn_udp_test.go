@@ -136,3 +136,55 @@ func TestUDPDialUnsupportedVersion(t *testing.T) {
 		t.Errorf("dial took %v", d)
 	}
 }
+
+// Closing a Listener stops accepting but leaves accepted connections
+// working; the ListenAddr-owned Transport closes after the last one ends.
+func TestUDPListenerCloseKeepsConnections(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctls, stls := testTLS(t)
+	l, err := ListenAddr("127.0.0.1:0", stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	accepted := make(chan *Conn, 1)
+	go func() {
+		c, err := l.Accept(ctx)
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	c, err := DialAddr(ctx, l.Addr().String(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := <-accepted
+	l.Close()
+	go func() {
+		s, err := srv.AcceptStream(ctx)
+		if err != nil {
+			return
+		}
+		io.Copy(s, s)
+		s.CloseWrite()
+	}()
+	s, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Write([]byte("still here"))
+	s.CloseWrite()
+	got, err := io.ReadAll(s)
+	if err != nil || string(got) != "still here" {
+		t.Fatalf("echo after Listener.Close: %q, %v", got, err)
+	}
+	// A new connection is not accepted.
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelShort()
+	if _, err := DialAddr(short, l.Addr().String(), ctls, nil); err == nil {
+		t.Fatal("a closed Listener accepted a new connection")
+	}
+	c.CloseWithError(0, "")
+	waitGoroutines(t, before)
+}

@@ -53,15 +53,21 @@ var errListenerClosed = errors.New("quic: listener closed")
 // Addr returns the local address.
 func (l *Listener) Addr() net.Addr { return l.t.Conn.LocalAddr() }
 
-// Close stops accepting connections; connections already accepted stay
-// open, unless the Listener was made by ListenAddr, whose Transport it
-// then closes too.
+// Close stops accepting connections. Handshakes in progress are abandoned;
+// connections already accepted stay open. A Listener made by ListenAddr
+// owns its Transport and socket, which then close once the last of those
+// connections ends.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
 		l.t.listener.CompareAndSwap(l, nil)
 		if l.ownTransport {
-			go l.t.Close()
+			// The Transport made by ListenAddr lives on while accepted
+			// connections do, and closes after the last one.
+			l.t.closeWhenIdle.Store(true)
+			if l.t.conns.Load() == 0 {
+				go l.t.Close()
+			}
 		}
 	})
 	return nil

@@ -65,6 +65,9 @@ type Transport struct {
 	listener atomic.Pointer[Listener]
 	ownConn  bool
 
+	conns         atomic.Int64 // connections whose goroutine runs
+	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
+
 	closeOnce sync.Once
 	closing   chan struct{}
 	wg        sync.WaitGroup
