@@ -87,20 +87,6 @@ type Config struct {
 	// Section 8.1.3). Share one store (NewLRUTokenStore) between the
 	// Configs of a client. Default nil: tokens are not kept.
 	TokenStore TokenStore
-
-	// Tracer, if set, receives connection events for logging and
-	// metrics (qlog is built on it).
-	Tracer func(ConnectionTracingEvent)
-}
-
-// A ConnectionTracingEvent is an event reported to Config.Tracer.
-type ConnectionTracingEvent struct {
-	// Time is when the event happened.
-	Time time.Time
-	// Name is the event name, as in qlog ("quic:packet_sent", ...).
-	Name string
-	// Detail is a short human-readable description.
-	Detail string
 }
 
 // Defaults of Config.
