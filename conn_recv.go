@@ -185,6 +185,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		return
 	}
 	sp.recv.OnPacket(now, pn, ackEliciting, ecn)
+	c.packetsReceived++
 	// "An endpoint restarts its idle timer when a packet from its peer is
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)

@@ -253,6 +253,7 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 		}
 	}
 	inFlight := ackEliciting || padded
+	c.packetsSent++
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
 		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
 	})

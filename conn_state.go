@@ -75,6 +75,8 @@ type connState struct {
 	addressValidated bool
 	bytesReceived    uint64
 	bytesSent        uint64
+	packetsReceived  uint64 // packets decrypted and processed
+	packetsSent      uint64
 
 	maxDatagramSize int
 

@@ -14,6 +14,12 @@ type ConnectionStats struct {
 	CongestionState string
 	// BytesSent and BytesReceived count UDP payload bytes.
 	BytesSent, BytesReceived uint64
+	// PacketsSent and PacketsReceived count QUIC packets (several may
+	// share a datagram); PacketsLost counts those declared lost.
+	PacketsSent, PacketsReceived, PacketsLost uint64
+	// OpenStreams is the number of streams not yet finished in both
+	// directions.
+	OpenStreams int
 	// DatagramsDropped counts received datagrams dropped because the
 	// connection's queue was full.
 	DatagramsDropped uint64
@@ -25,5 +31,7 @@ func (c *connState) stats() ConnectionStats {
 		CongestionWindow: c.cc.CongestionWindow(), BytesInFlight: c.sent.BytesInFlight(),
 		CongestionState: c.cc.State().Phase,
 		BytesSent:       c.bytesSent, BytesReceived: c.bytesReceived,
+		PacketsSent: c.packetsSent, PacketsReceived: c.packetsReceived, PacketsLost: c.sent.LostPackets(),
+		OpenStreams: c.streams.openCount(),
 	}
 }

@@ -548,3 +548,10 @@ func boolToUint(b bool) uint64 {
 	}
 	return 0
 }
+
+// openCount returns the number of streams not yet retired.
+func (m *streamsMap) openCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.streams)
+}

@@ -93,6 +93,8 @@ type Config struct {
 // working size; the controller and the FrameHandler are called
 // synchronously with structures the handler owns and reuses.
 type SentPacketHandler struct {
+	lostPackets uint64 // packets declared lost, for statistics
+
 	role   wire.Role
 	rtt    *congestion.RTTStats
 	cc     congestion.Controller
@@ -572,3 +574,7 @@ func (h *SentPacketHandler) ECNState() ECNState { return h.ecn.state }
 func (h *SentPacketHandler) RestartECNValidation() {
 	h.ecn.reset(false)
 }
+
+// LostPackets returns how many packets were declared lost so far, in all
+// packet number spaces (RFC 9002, Section 6.1).
+func (h *SentPacketHandler) LostPackets() uint64 { return h.lostPackets }

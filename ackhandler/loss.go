@@ -103,6 +103,7 @@ func (h *SentPacketHandler) declareLost(space Space, s *spaceState, e *sentEntry
 	e.state = sentAbandoned
 	if lost {
 		e.state = sentLost
+		h.lostPackets++
 	}
 	if e.InFlight {
 		h.bytesInFlight -= e.Size
