@@ -26,9 +26,16 @@ func (c *connState) handleDatagram(now time.Time, d []byte, ecn ackhandler.ECNMa
 	}
 	if c.closeState == stateClosing {
 		// "An endpoint in the closing state sends a packet containing a
-		// CONNECTION_CLOSE frame in response to any incoming packet"
-		// (RFC 9000, Section 10.2.1), rate-limited by pollTransmit.
-		c.closeToSend = true
+		// CONNECTION_CLOSE frame in response to any incoming packet that
+		// it attributes to the connection", but "SHOULD limit the rate at
+		// which it generates packets in the closing state ... an endpoint
+		// could wait for a progressively increasing number of received
+		// packets" (RFC 9000, Section 10.2.1): answer the 1st, 2nd, 4th,
+		// 8th ... datagram.
+		c.closeDatagrams++
+		if c.closeDatagrams&(c.closeDatagrams-1) == 0 {
+			c.closeToSend = true
+		}
 		return
 	}
 	for len(d) > 0 {

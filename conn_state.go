@@ -93,11 +93,12 @@ type connState struct {
 	pingToSend       bool
 
 	// Closing (RFC 9000, Section 10.2).
-	closeState    closeState
-	closeErr      error // why the connection ended, for the application
-	closeFrame    wire.ConnectionCloseFrame
-	closeDeadline time.Time
-	closeToSend   bool
+	closeState     closeState
+	closeErr       error // why the connection ended, for the application
+	closeFrame     wire.ConnectionCloseFrame
+	closeDeadline  time.Time
+	closeToSend    bool
+	closeDatagrams uint64 // datagrams received while closing
 
 	// undecryptable holds a few packets that arrived before their keys
 	// (RFC 9001, Section 5.7), to be retried when keys arrive.

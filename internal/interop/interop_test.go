@@ -20,12 +20,14 @@ func TestOurClientQuicGoServer(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	accepted := make(chan *quicgo.Conn, 1)
 	go func() {
 		for {
 			c, err := l.Accept(ctx)
 			if err != nil {
 				return
 			}
+			accepted <- c
 			go serveEcho(ctx, quicGoConn{c})
 		}
 	}()
@@ -34,7 +36,18 @@ func TestOurClientQuicGoServer(t *testing.T) {
 		t.Fatalf("dial quic-go: %v", err)
 	}
 	runEchoMatrix(t, ourConn{c})
+	// The close code reaches quic-go.
 	c.CloseWithError(0x1234, "bye")
+	srv := <-accepted
+	select {
+	case <-srv.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("quic-go did not see the close")
+	}
+	var ae *quicgo.ApplicationError
+	if err := context.Cause(srv.Context()); !errors.As(err, &ae) || ae.ErrorCode != 0x1234 || !ae.Remote || ae.ErrorMessage != "bye" {
+		t.Fatalf("quic-go saw %v", err)
+	}
 }
 
 func TestQuicGoClientOurServer(t *testing.T) {
