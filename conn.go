@@ -112,6 +112,10 @@ func (c *Conn) run() {
 	buf := make([]byte, 0, maxPacketBufferSize)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// closing is set to nil once handled: a closed channel is always
+	// ready, and selecting on it again would spin for the whole closing
+	// period.
+	closing := c.t.closing
 	for {
 		now := time.Now()
 		for i := 0; i < 64; i++ { // bounded burst, then look at input again
@@ -148,7 +152,8 @@ func (c *Conn) run() {
 		case <-c.wakeCh:
 		case r := <-c.closeCh:
 			st.closeApplication(time.Now(), r.code, r.reason)
-		case <-c.t.closing:
+		case <-closing:
+			closing = nil
 			st.closeApplication(time.Now(), 0, "transport closed")
 		}
 	}
@@ -205,6 +210,9 @@ func (c *Conn) publish() {
 
 // finish releases the connection's routes when its state is gone.
 func (c *Conn) finish() {
+	// Stops crypto/tls's handshake goroutine if the handshake never
+	// completed.
+	c.state.tls.Close()
 	c.state.localIDs.removeAll()
 	c.t.handlers.remove(c.state.origDstConnID, c)
 	if c.firstDstConnID.Len() > 0 {
