@@ -87,6 +87,28 @@ type Config struct {
 	// Section 8.1.3). Share one store (NewLRUTokenStore) between the
 	// Configs of a client. Default nil: tokens are not kept.
 	TokenStore TokenStore
+
+	// Tracer, if not nil, is called on connection events, for logging
+	// and metrics (qlog will be built on it). Its functions run on the
+	// connection's goroutine and must not block.
+	Tracer *Tracer
+}
+
+// A Tracer receives a connection's events. Any field may be nil. The
+// callbacks get plain values, so tracing allocates nothing per packet.
+type Tracer struct {
+	// PacketSent is called for every packet sent, with its type, packet
+	// number, size in bytes (after protection) and whether it is
+	// ack-eliciting.
+	PacketSent func(pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool)
+	// PacketReceived is called for every packet decrypted and processed,
+	// with the size of its payload.
+	PacketReceived func(pt wire.PacketType, pn wire.PacketNumber, size int)
+	// HandshakeComplete is called when the TLS handshake completes.
+	HandshakeComplete func()
+	// ConnectionClosed is called once, with the reason, when the
+	// connection ends.
+	ConnectionClosed func(err error)
 }
 
 // Defaults of Config.

@@ -188,6 +188,9 @@ func (c *Conn) publish() {
 		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
 		c.mu.Unlock()
 		close(c.handshakeDone)
+		if tr := c.config.Tracer; tr != nil && tr.HandshakeComplete != nil {
+			tr.HandshakeComplete()
+		}
 	}
 	c.mu.Lock()
 	c.snapshot.stats = st.stats()
@@ -204,6 +207,9 @@ func (c *Conn) publish() {
 		}
 		c.mu.Unlock()
 		st.streams.closeAll(err)
+		if tr := c.config.Tracer; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {
+			tr.ConnectionClosed(err)
+		}
 		c.cancel(err)
 	}
 }

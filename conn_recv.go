@@ -193,6 +193,9 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	}
 	sp.recv.OnPacket(now, pn, ackEliciting, ecn)
 	c.packetsReceived++
+	if tr := c.config.Tracer; tr != nil && tr.PacketReceived != nil {
+		tr.PacketReceived(pt, pn, len(payload))
+	}
 	// "An endpoint restarts its idle timer when a packet from its peer is
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)

@@ -254,6 +254,9 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	inFlight := ackEliciting || padded
 	c.packetsSent++
+	if tr := c.config.Tracer; tr != nil && tr.PacketSent != nil {
+		tr.PacketSent(pt, pn, len(sealed), ackEliciting)
+	}
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
 		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
 	})

@@ -254,7 +254,9 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 {
 		return
 	}
-	b := make([]byte, size)
+	bp := getPacketBuffer() // no allocation per garbage packet
+	defer putPacketBuffer(bp)
+	b := (*bp)[:size]
 	rand.Read(b[:size-wire.StatelessResetTokenLen])
 	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
 	token := t.resetter.Token(cid)
