@@ -17,7 +17,7 @@ func TestSynctestTracer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		type counts struct {
 			sent, received, oneRTTSent, handshakes, closes atomic.Int64
-			closeErr                                         atomic.Value
+			closeErr                                       atomic.Value
 		}
 		newTracer := func(c *counts) *Tracer {
 			return &Tracer{

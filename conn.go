@@ -252,12 +252,9 @@ func (c *Conn) err() error {
 // OpenStream opens a bidirectional stream without blocking. It fails if the
 // peer's stream limit is reached; OpenStreamSync waits instead.
 func (c *Conn) OpenStream() (*Stream, error) {
-	s, _, err := c.state.streams.openStream(true)
+	s, err := c.streamNow(c.state.streams.openStream, true)
 	if err != nil {
 		return nil, err
-	}
-	if s == nil {
-		return nil, errTooManyStreams
 	}
 	return &Stream{s}, nil
 }
@@ -268,30 +265,18 @@ var errTooManyStreams = errors.New("quic: too many open streams")
 // OpenStreamSync opens a bidirectional stream, waiting while the peer's
 // stream limit is reached, until ctx is done.
 func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) {
-	for {
-		s, wait, err := c.state.streams.openStream(true)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			return &Stream{s}, nil
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	s, err := waitForStream(ctx, c.state.streams.openStream, true)
+	if err != nil {
+		return nil, err
 	}
+	return &Stream{s}, nil
 }
 
 // OpenUniStream opens a unidirectional stream without blocking.
 func (c *Conn) OpenUniStream() (*SendStream, error) {
-	s, _, err := c.state.streams.openStream(false)
+	s, err := c.streamNow(c.state.streams.openStream, false)
 	if err != nil {
 		return nil, err
-	}
-	if s == nil {
-		return nil, errTooManyStreams
 	}
 	return &SendStream{s}, nil
 }
@@ -299,49 +284,51 @@ func (c *Conn) OpenUniStream() (*SendStream, error) {
 // OpenUniStreamSync opens a unidirectional stream, waiting while the peer's
 // limit is reached, until ctx is done.
 func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
-	for {
-		s, wait, err := c.state.streams.openStream(false)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			return &SendStream{s}, nil
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	s, err := waitForStream(ctx, c.state.streams.openStream, false)
+	if err != nil {
+		return nil, err
 	}
+	return &SendStream{s}, nil
 }
 
 // AcceptStream waits for the peer to open a bidirectional stream.
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
-	for {
-		s, wait, err := c.state.streams.acceptStream(true)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			return &Stream{s}, nil
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	s, err := waitForStream(ctx, c.state.streams.acceptStream, true)
+	if err != nil {
+		return nil, err
 	}
+	return &Stream{s}, nil
 }
 
 // AcceptUniStream waits for the peer to open a unidirectional stream.
 func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
+	s, err := waitForStream(ctx, c.state.streams.acceptStream, false)
+	if err != nil {
+		return nil, err
+	}
+	return &ReceiveStream{s}, nil
+}
+
+// streamGetter is streamsMap.openStream or acceptStream: a stream, or a
+// channel closed when it is worth trying again.
+type streamGetter func(bidi bool) (*stream, <-chan struct{}, error)
+
+// streamNow tries get once.
+func (c *Conn) streamNow(get streamGetter, bidi bool) (*stream, error) {
+	s, _, err := get(bidi)
+	if err == nil && s == nil {
+		err = errTooManyStreams
+	}
+	return s, err
+}
+
+// waitForStream calls get until it returns a stream or an error, or ctx
+// is done.
+func waitForStream(ctx context.Context, get streamGetter, bidi bool) (*stream, error) {
 	for {
-		s, wait, err := c.state.streams.acceptStream(false)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			return &ReceiveStream{s}, nil
+		s, wait, err := get(bidi)
+		if err != nil || s != nil {
+			return s, err
 		}
 		select {
 		case <-wait:

@@ -101,16 +101,7 @@ func (c *connState) appendClosePackets(now time.Time, b []byte) []byte {
 		}
 		pn, pnLen := c.sent.NextPacketNumber(s)
 		start := len(b)
-		if pt == wire.PacketType1RTT {
-			h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
-			b = h.Append(b, pn, pnLen)
-		} else {
-			h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
-			if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
-				h.Token = c.retryToken
-			}
-			b = h.Append(b, pn, pnLen)
-		}
+		b = c.appendHeader(b, pt, pn, pnLen)
 		pnOff := len(b) - pnLen
 		b = f.Append(b)
 		for len(b)-pnOff-pnLen < 4 {

@@ -164,16 +164,7 @@ func (c *connState) appendPacket(now time.Time, b []byte, s ackhandler.Space, ro
 	pn, pnLen := c.sent.NextPacketNumber(s)
 	start := len(b)
 	pnOff := 0
-	if pt == wire.PacketType1RTT {
-		h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
-		b = h.Append(b, pn, pnLen)
-	} else {
-		h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
-		if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
-			h.Token = c.retryToken
-		}
-		b = h.Append(b, pn, pnLen) // Length 0 for now, in 2 bytes
-	}
+	b = c.appendHeader(b, pt, pn, pnLen)
 	pnOff = len(b) - pnLen
 	payloadStart := len(b)
 	end := start + room - 16 // leave room for the AEAD tag
@@ -283,20 +274,28 @@ func (c *connState) appendPaddingPacket(now time.Time, b []byte, need int) []byt
 	}
 	pn, pnLen := c.sent.NextPacketNumber(s)
 	start := len(b)
-	if pt == wire.PacketType1RTT {
-		h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
-		b = h.Append(b, pn, pnLen)
-	} else {
-		h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
-		if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
-			h.Token = c.retryToken
-		}
-		b = h.Append(b, pn, pnLen)
-	}
+	b = c.appendHeader(b, pt, pn, pnLen)
 	pnOff := len(b) - pnLen
 	payload := max(need-(len(b)-start)-16, handshake.MinPayloadLen(pnLen), 1)
 	b = append(b, make([]byte, payload)...)
 	return c.sealPacket(now, b, start, pnOff, pnLen, pn, s, pt, false, true)
+}
+
+// appendHeader appends the header of a packet of type pt with packet
+// number pn in pnLen bytes. A long header's Length field is written as 0
+// in 2 bytes, for sealPacket to fill in.
+func (c *connState) appendHeader(b []byte, pt wire.PacketType, pn wire.PacketNumber, pnLen int) []byte {
+	if pt == wire.PacketType1RTT {
+		h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
+		return h.Append(b, pn, pnLen)
+	}
+	h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
+	if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
+		// "the client MUST include the token in all Initial packets it
+		// sends" after a Retry (RFC 9000, Section 8.1.2)
+		h.Token = c.retryToken
+	}
+	return h.Append(b, pn, pnLen)
 }
 
 // packetTypeFor returns the packet type this endpoint sends in space s now,
