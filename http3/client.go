@@ -161,6 +161,7 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 		return nil, err
 	}
 	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0)))}
+	cc.onGoaway = cc.goawayReceived
 	if err := cc.start(); err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
 		return nil, err
@@ -189,6 +190,46 @@ func (t *Transport) Close() error {
 // clientConn is the client side of one HTTP/3 connection.
 type clientConn struct {
 	*connection
+	active int // requests in progress; guarded by connection.mu
+}
+
+// requestStarted counts a request whose stream was opened.
+func (cc *clientConn) requestStarted() {
+	cc.mu.Lock()
+	cc.active++
+	cc.mu.Unlock()
+}
+
+// requestDone uncounts a request, when it failed or its response body was
+// closed, and closes a connection the server sent GOAWAY on once nothing
+// is left on it.
+func (cc *clientConn) requestDone() {
+	cc.mu.Lock()
+	cc.active--
+	idle := cc.active == 0 && cc.goawayRecv
+	cc.mu.Unlock()
+	if idle {
+		cc.closeAfterGoaway()
+	}
+}
+
+// goawayReceived is the client connection's onGoaway hook. New requests go
+// to a new connection; this one closes once its requests finish, which a
+// server waiting in a graceful shutdown needs: "Once all accepted requests
+// have been processed, the server can permit the connection to become
+// idle, or it MAY initiate an immediate closure" (RFC 9114, Section 5.2),
+// and a client that stops using a connection can close it at once.
+func (cc *clientConn) goawayReceived(uint64) {
+	cc.mu.Lock()
+	idle := cc.active == 0
+	cc.mu.Unlock()
+	if idle {
+		go cc.closeAfterGoaway() // not on the control stream's goroutine
+	}
+}
+
+func (cc *clientConn) closeAfterGoaway() {
+	cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
 }
 
 // usable reports whether new requests may use the connection.
@@ -267,12 +308,16 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	cc.requestStarted()
+	done := sync.OnceFunc(cc.requestDone)
 	hdr, err := cc.encodeHeaders(str.StreamID(), requestFields(req))
 	if err != nil {
 		resetStream(str, ErrCodeInternalError)
+		done()
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
+	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
+	stop := func() bool { done(); return cancel() }
 	if _, err := str.Write(hdr); err != nil {
 		stop()
 		return nil, cc.requestError(str, err)
@@ -306,7 +351,7 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		if resp == nil {
 			continue // an interim response
 		}
-		resp.Body.(*body).onClose = func() { stop() }
+		resp.Body.(*body).onClose = func() { stop() } // counts the request done
 		return resp, nil
 	}
 }

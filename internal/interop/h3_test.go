@@ -554,3 +554,26 @@ func TestH3ShutdownOurServerQuicGoClient(t *testing.T) {
 	c := quicGoH3Client(ctls)(t)
 	runH3Shutdown(t, "https://"+l.Addr().String()+"/slow", c, h, srv.Shutdown)
 }
+
+func TestH3ShutdownQuicGoServerOurClient(t *testing.T) {
+	t.Parallel()
+	ctls, stls := h3TLS(t)
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	h := &h3SlowHandler{started: make(chan struct{}, 1), release: make(chan struct{})}
+	srv := &qgh3.Server{Handler: h, TLSConfig: stls}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(udp)
+	}()
+	defer func() {
+		srv.Close()
+		<-done
+	}()
+	c := ourH3Client(ctls)(t)
+	runH3Shutdown(t, "https://"+udp.LocalAddr().String()+"/slow", c, h, srv.Shutdown)
+}
