@@ -30,23 +30,13 @@ func (c *connState) connIDFramesPending() bool {
 // their acknowledgment or loss can be reported back.
 func (c *connState) appendConnIDFrames(b []byte, end int) []byte {
 	const s = ackhandler.SpaceApplication
-	for {
-		f, ok := c.localIDs.nextFrame()
-		if !ok || f.EncodedLen() > end-len(b) {
-			break
-		}
-		b = f.Append(b)
-		c.localIDs.frameSent(f.SequenceNumber)
-		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeNewConnectionID, Extra: f.SequenceNumber})
+	b, c.idSeqs = c.localIDs.appendFrames(b, end, c.idSeqs[:0])
+	for _, seq := range c.idSeqs {
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeNewConnectionID, Extra: seq})
 	}
-	for {
-		f, ok := c.peerIDs.nextFrame()
-		if !ok || f.EncodedLen() > end-len(b) {
-			break
-		}
-		b = f.Append(b)
-		c.peerIDs.frameSent(f.SequenceNumber)
-		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeRetireConnectionID, Extra: f.SequenceNumber})
+	b, c.idSeqs = c.peerIDs.appendFrames(b, end, c.idSeqs[:0])
+	for _, seq := range c.idSeqs {
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeRetireConnectionID, Extra: seq})
 	}
 	return b
 }

@@ -40,6 +40,7 @@ type connState struct {
 	localIDs      localConnIDs      // the IDs we issued; routes packets to us
 	peerIDs       peerConnIDs       // the IDs the peer issued; active() is our destination
 	rxDstConnID   wire.ConnectionID // destination ID of the packet being processed
+	idSeqs        []uint64          // scratch: sequence numbers of connection-ID frames sent
 	// initialKeyConnID is what the Initial keys derive from: origDstConnID,
 	// or on a server after a Retry the Retry's Source Connection ID.
 	initialKeyConnID wire.ConnectionID
