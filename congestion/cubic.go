@@ -372,21 +372,5 @@ func (c *cubicController) CongestionWindow() int { return c.cwnd }
 func (c *cubicController) PacingRate() uint64 { return renoPacingRate(c.cwnd, c.rtt.Smoothed()) }
 
 func (c *cubicController) State() State {
-	s := State{
-		Name:        "cubic",
-		InSlowStart: c.cwnd < c.ssthresh,
-		InRecovery:  c.inRecovery,
-		AppLimited:  c.appLimited,
-	}
-	switch {
-	case s.InRecovery:
-		s.Phase = renoPhaseRecovery
-	case s.AppLimited:
-		s.Phase = renoPhaseAppLimited
-	case s.InSlowStart:
-		s.Phase = renoPhaseSlowStart
-	default:
-		s.Phase = renoPhaseAvoidance
-	}
-	return s
+	return renoState("cubic", c.cwnd < c.ssthresh, c.inRecovery, c.appLimited)
 }

@@ -218,18 +218,20 @@ func (r *renoController) CongestionWindow() int { return r.cwnd }
 func (r *renoController) PacingRate() uint64 { return renoPacingRate(r.cwnd, r.rtt.Smoothed()) }
 
 func (r *renoController) State() State {
-	s := State{
-		Name:        "newreno",
-		InSlowStart: r.cwnd < r.ssthresh,
-		InRecovery:  r.inRecovery,
-		AppLimited:  r.appLimited,
-	}
+	return renoState("newreno", r.cwnd < r.ssthresh, r.inRecovery, r.appLimited)
+}
+
+// renoState describes a window-based controller (NewReno or Cubic): the
+// RFC 9002 states, and the qlog phase, recovery taking precedence over
+// application-limited, then slow start.
+func renoState(name string, slowStart, recovery, appLimited bool) State {
+	s := State{Name: name, InSlowStart: slowStart, InRecovery: recovery, AppLimited: appLimited}
 	switch {
-	case s.InRecovery:
+	case recovery:
 		s.Phase = renoPhaseRecovery
-	case s.AppLimited:
+	case appLimited:
 		s.Phase = renoPhaseAppLimited
-	case s.InSlowStart:
+	case slowStart:
 		s.Phase = renoPhaseSlowStart
 	default:
 		s.Phase = renoPhaseAvoidance
