@@ -26,6 +26,9 @@ type Listener struct {
 	handshakes   atomic.Int64
 	ownTransport bool
 	early        bool // ListenEarly: Accept returns connections before their handshake completes
+	// earlyDatagrams holds 0-RTT datagrams that arrived before their
+	// connection's Initial; only the Transport's read loop touches it.
+	earlyDatagrams []earlyDatagram
 }
 
 // acceptQueueLen bounds connections whose handshake completed but that
@@ -85,11 +88,14 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		return false
 	default:
 	}
-	if len(d) < minInitialPacketSize {
+	hdr, _, err := wire.ParseLongHeader(d)
+	if err != nil || hdr.DstConnID.Len() < 8 {
 		return false
 	}
-	hdr, _, err := wire.ParseLongHeader(d)
-	if err != nil || hdr.Type != wire.PacketTypeInitial || hdr.DstConnID.Len() < 8 {
+	if hdr.Type == wire.PacketType0RTT {
+		return l.bufferEarly(time.Now(), hdr.DstConnID, addr, d, bp)
+	}
+	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize {
 		return false
 	}
 	if l.handshakes.Load() >= int64(l.t.MaxHandshakes) || len(l.accept) >= acceptQueueLen {
@@ -135,7 +141,9 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	l.handshakes.Add(1)
 	c.start(st)
 	go l.waitHandshake(c)
-	return c.enqueue(inboundDatagram{data: d, buf: bp})
+	took := c.enqueue(inboundDatagram{data: d, buf: bp})
+	l.deliverEarly(c, hdr.DstConnID, addr)
+	return took
 }
 
 // waitHandshake queues c for Accept once its handshake completes.
