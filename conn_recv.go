@@ -104,7 +104,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 		return
 	}
 	hdr, pnOff, err := wire.ParseLongHeader(pkt)
-	if err != nil || hdr.Version != c.version {
+	if err != nil || !hdr.Version.IsSupported() {
 		return
 	}
 	var space ackhandler.Space
@@ -126,6 +126,17 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	if sp.discarded || (typ == wire.PacketType0RTT && c.oneRTT != nil && c.zeroRTTOpen == nil) {
 		return
 	}
+	learnVersion := false
+	if hdr.Version != c.version {
+		// Compatible version negotiation (conn_version.go).
+		if open, learnVersion = c.openerForVersion(typ, hdr.Version); open == nil {
+			return
+		}
+	} else if typ == wire.PacketType0RTT && c.version != c.firstVersion {
+		// "The client MUST NOT send 0-RTT packets using the negotiated
+		// version" (RFC 9369, Section 4.1).
+		return
+	}
 	if open == nil {
 		c.bufferUndecryptable(pkt, buffer)
 		return
@@ -143,6 +154,9 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	if err := wire.CheckReservedBits(pkt[0], true); err != nil {
 		c.closeWithError(now, err)
 		return
+	}
+	if learnVersion {
+		c.switchVersion(hdr.Version)
 	}
 	if typ == wire.PacketTypeInitial && c.role == wire.RoleClient && sp.recv.LargestReceived() == wire.InvalidPacketNumber {
 		// "When an Initial packet is sent by a client that has not

@@ -290,6 +290,9 @@ func (c *connState) appendHeader(b []byte, pt wire.PacketType, pn wire.PacketNum
 		return h.Append(b, pn, pnLen)
 	}
 	h := wire.LongHeader{Type: pt, Version: c.version, DstConnID: c.peerIDs.active(), SrcConnID: c.localConnID}
+	if pt == wire.PacketType0RTT {
+		h.Version = c.firstVersion // RFC 9369, Section 4.1
+	}
 	if pt == wire.PacketTypeInitial && c.role == wire.RoleClient {
 		// "the client MUST include the token in all Initial packets it
 		// sends" after a Retry (RFC 9000, Section 8.1.2)

@@ -32,6 +32,13 @@ type connState struct {
 	// that a client offers anyway, to solicit Version Negotiation: it goes
 	// in the Version field of long headers instead of version.
 	offeredVersion wire.Version
+	// firstVersion is the version of the client's first flight (RFC 9368's
+	// Original Version); version differs from it after compatible version
+	// negotiation (see conn_version.go). 0-RTT always uses firstVersion.
+	firstVersion wire.Version
+	// firstInitialOpen, after a switch of version, opens the Initial
+	// packets still sent in firstVersion, until the Initial space goes.
+	firstInitialOpen *handshake.Opener
 
 	// Connection IDs (RFC 9000, Section 7.2).
 	origDstConnID wire.ConnectionID // the client's first Destination Connection ID
@@ -223,6 +230,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		}
 		c.offeredVersion, c.version = p.version, wire.Version1
 	}
+	c.firstVersion = c.version
 	routes := p.routes
 	if routes == nil {
 		routes = nopRoutes{}
@@ -304,6 +312,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	tp.MaxUDPPayloadSize = maxUDPPayloadSize
 	tp.ActiveConnectionIDLimit = defaultActiveConnIDLimit
 	tp.InitialSourceConnectionID, tp.HasInitialSourceConnectionID = c.localConnID, true
+	if c.offeredVersion == 0 {
+		tp.VersionInformation, tp.HasVersionInformation = c.versionInformation(c.version), true
+	}
 	if cfg.EnableDatagrams {
 		tp.MaxDatagramFrameSize = defaultMaxDatagramFrameSize
 	}
@@ -399,12 +410,12 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 	case handshake.LevelEarlyData:
 		var err error
 		if write {
-			c.zeroRTTSeal, err = handshake.NewSealer(ev.Suite, c.version, ev.Data)
+			c.zeroRTTSeal, err = handshake.NewSealer(ev.Suite, c.firstVersion, ev.Data)
 			if err == nil {
 				c.onEarlyDataOffered()
 			}
 		} else {
-			c.zeroRTTOpen, err = handshake.NewOpener(ev.Suite, c.version, ev.Data)
+			c.zeroRTTOpen, err = handshake.NewOpener(ev.Suite, c.firstVersion, ev.Data)
 			if err == nil {
 				// 0-RTT packets that arrived before the ClientHello was
 				// processed (reordered) can be read now.
@@ -431,6 +442,9 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 // applyPeerParams checks the peer's transport parameters against what this
 // endpoint saw (RFC 9000, Section 7.3) and puts them into force.
 func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) error {
+	if err := c.negotiateVersion(p); err != nil {
+		return err
+	}
 	// "An endpoint MUST treat the absence of the
 	// initial_source_connection_id transport parameter from either endpoint
 	// or the absence of the original_destination_connection_id transport

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -200,14 +201,15 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 	if err != nil {
 		return false
 	}
-	if !hdr.Version.IsSupported() {
-		t.sendVersionNegotiation(d, hdr, addr)
+	l := t.listener.Load()
+	if l == nil {
 		return false
 	}
-	if l := t.listener.Load(); l != nil {
-		return l.handleNewConnection(d, bp, addr)
+	if !slices.Contains(l.config.Versions, hdr.Version) || !hdr.Version.IsSupported() {
+		t.sendVersionNegotiation(d, hdr, addr, l.config.Versions)
+		return false
 	}
-	return false
+	return l.handleNewConnection(d, bp, addr)
 }
 
 // sendVersionNegotiation answers a long-header packet of an unknown version
@@ -215,14 +217,20 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 // response to each packet that might initiate a new connection". Only
 // datagrams of at least 1200 bytes get one, since only those can start a
 // connection, which keeps the answer from amplifying an attack.
-func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, addr net.Addr) {
-	if len(d) < minInitialPacketSize || hdr.Version == wire.VersionNegotiationVersion || t.listener.Load() == nil {
+func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, addr net.Addr, versions []wire.Version) {
+	if len(d) < minInitialPacketSize || hdr.Version == wire.VersionNegotiationVersion {
 		return
 	}
 	var r [5]byte
 	rand.Read(r[:])
-	vn := wire.AppendVersionNegotiation(nil, 0x40|r[0], hdr.SrcConnID, hdr.DstConnID,
-		[]wire.Version{wire.Version1, wire.Version2, greaseVersion(r[1:], hdr.Version)})
+	list := make([]wire.Version, 0, len(versions)+1)
+	for _, v := range versions {
+		if v.IsSupported() {
+			list = append(list, v)
+		}
+	}
+	list = append(list, greaseVersion(r[1:], hdr.Version))
+	vn := wire.AppendVersionNegotiation(nil, 0x40|r[0], hdr.SrcConnID, hdr.DstConnID, list)
 	t.writeTo(vn, addr)
 }
 

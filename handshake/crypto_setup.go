@@ -143,9 +143,22 @@ func newCryptoSetup(role wire.Role, c *Config) (*CryptoSetup, error) {
 	} else {
 		s.conn = tls.QUICServer(qc)
 	}
-	s.conn.SetTransportParameters(c.Params.Append(nil))
+	if role == wire.RoleClient {
+		// A server's parameters may depend on the client's (the
+		// version_information of compatible version negotiation,
+		// RFC 9368, Section 3), so crypto/tls asks for them with
+		// QUICTransportParametersRequired once it has the client's, and
+		// SetParams can change them until then.
+		s.conn.SetTransportParameters(c.Params.Append(nil))
+	}
 	return s, nil
 }
+
+// SetParams replaces the transport parameters a server sends. It has an
+// effect only before TLS asks for them, which it does after reporting the
+// client's parameters with EventPeerParams: a server calls it while
+// handling that event.
+func (s *CryptoSetup) SetParams(p wire.TransportParameters) { s.params = p }
 
 // Start begins the handshake; a client's first flight is then available
 // from NextEvent. ctx is passed to crypto/tls callbacks such as
@@ -202,8 +215,8 @@ func (s *CryptoSetup) NextEvent() (Event, error) {
 			s.peerParams, s.hasPeer = p, true
 			return Event{Kind: EventPeerParams}, nil
 		case tls.QUICTransportParametersRequired:
-			// Parameters are set before Start; crypto/tls asks only if
-			// they were not.
+			// A server's parameters are set now, after the client's were
+			// reported (see SetParams).
 			s.conn.SetTransportParameters(s.params.Append(nil))
 		case tls.QUICRejectedEarlyData:
 			s.earlyRejected = true
