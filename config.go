@@ -88,6 +88,14 @@ type Config struct {
 	// Configs of a client. Default nil: tokens are not kept.
 	TokenStore TokenStore
 
+	// KeyUpdateInterval, when positive, makes the connection initiate a
+	// key update (RFC 9001, Section 6) every KeyUpdateInterval packets it
+	// sends, when the RFC allows one. Default 0: update only before the
+	// AEAD's confidentiality limit (after 2^22 packets for AES-GCM;
+	// ChaCha20-Poly1305 has no practical limit). Connections always follow
+	// the peer's key updates.
+	KeyUpdateInterval uint64
+
 	// Tracer, if not nil, is called on connection events, for logging
 	// and metrics (qlog will be built on it). Its functions run on the
 	// connection's goroutine and must not block.

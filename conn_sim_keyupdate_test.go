@@ -41,3 +41,35 @@ func TestSimKeyUpdateDuringTransfer(t *testing.T) {
 	}
 	t.Logf("8 MB with %d client-initiated key updates (server followed %d)", cu, su)
 }
+
+// A server initiates key updates too (Config.KeyUpdateInterval) while it
+// sends, and the client follows. Regression test: the server's handshake
+// is confirmed before crypto/tls hands over its 1-RTT read secret, and its
+// keys once never learned it, so a server never initiated an update.
+func TestSimServerInitiatedKeyUpdate(t *testing.T) {
+	ctls, stls := testTLS(t)
+	p := newSimPairOpts(t, testLink, 23, simPairOpts{
+		server: &Config{KeyUpdateInterval: 200}, ctls: ctls, stls: stls,
+	})
+	p.connect(t)
+	s, _, err := p.server.c.streams.openStream(true)
+	if err != nil || s == nil {
+		t.Fatalf("openStream: %v", err)
+	}
+	const size = 8 << 20
+	w := newPatternWriter(s, 2, size)
+	var r *patternReader
+	p.run(t, 30*time.Second, func() bool {
+		w.step()
+		if r == nil {
+			if cs, _, _ := p.client.c.streams.acceptStream(true); cs != nil {
+				r = newPatternReader(t, cs, 2)
+			}
+		}
+		return r != nil && r.step(0)
+	})
+	su, cu := p.server.c.oneRTT.Updates(), p.client.c.oneRTT.Updates()
+	if su < 3 || cu != su {
+		t.Fatalf("key updates: server %d, client %d; want several, followed", su, cu)
+	}
+}

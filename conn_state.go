@@ -432,6 +432,12 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 		if err != nil {
 			return err
 		}
+		keys.SetUpdateInterval(c.config.KeyUpdateInterval)
+		if c.handshakeConfirmed {
+			// A server's handshake can complete, and so be confirmed,
+			// before crypto/tls hands over the 1-RTT read secret.
+			keys.SetHandshakeConfirmed()
+		}
 		c.oneRTT = keys
 		c.appWrite = nil
 		c.retryUndecryptable(now)

@@ -20,13 +20,16 @@ type ConnectionStats struct {
 	// OpenStreams is the number of streams not yet finished in both
 	// directions.
 	OpenStreams int
+	// KeyUpdates counts the 1-RTT key updates this endpoint initiated or
+	// followed (RFC 9001, Section 6).
+	KeyUpdates int
 	// DatagramsDropped counts received datagrams dropped because the
 	// connection's queue was full.
 	DatagramsDropped uint64
 }
 
 func (c *connState) stats() ConnectionStats {
-	return ConnectionStats{
+	s := ConnectionStats{
 		MinRTT: c.rtt.Min(), SmoothedRTT: c.rtt.Smoothed(), LatestRTT: c.rtt.Latest(), RTTVariation: c.rtt.MeanDeviation(),
 		CongestionWindow: c.cc.CongestionWindow(), BytesInFlight: c.sent.BytesInFlight(),
 		CongestionState: c.cc.State().Phase,
@@ -34,4 +37,8 @@ func (c *connState) stats() ConnectionStats {
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsReceived, PacketsLost: c.sent.LostPackets(),
 		OpenStreams: c.streams.openCount(),
 	}
+	if c.oneRTT != nil {
+		s.KeyUpdates = c.oneRTT.Updates()
+	}
+	return s
 }
