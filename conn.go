@@ -23,6 +23,9 @@ type Conn struct {
 	remote net.Addr
 	config *Config
 	state  *connState // owned by the run goroutine
+	// resetTokens are the peer's stateless reset tokens registered with
+	// the Transport (reset_tokens.go); run goroutine only.
+	resetTokens []wire.StatelessResetToken
 
 	inbound chan inboundDatagram
 	wakeCh  chan struct{}
@@ -195,6 +198,7 @@ func (c *Conn) publish() {
 	c.mu.Lock()
 	c.snapshot.stats = st.stats()
 	c.mu.Unlock()
+	c.syncResetTokens()
 	if st.events.closed {
 		st.events.closed = false
 		err := st.closeErr
@@ -220,6 +224,7 @@ func (c *Conn) finish() {
 	// completed.
 	c.state.tls.Close()
 	c.state.localIDs.removeAll()
+	c.t.resetTokens.update(c, c.resetTokens, nil)
 	c.t.handlers.remove(c.state.origDstConnID, c)
 	if c.firstDstConnID.Len() > 0 {
 		c.t.handlers.remove(c.firstDstConnID, c)

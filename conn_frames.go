@@ -75,7 +75,11 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "NEW_TOKEN sent by a client"}
 		}
 		if ts := c.config.TokenStore; ts != nil && c.tokenKey != "" {
-			ts.Put(c.tokenKey, f.NewToken.Token) // Put copies
+			// "When a connection includes compatible version
+			// negotiation, any issued server tokens are considered to
+			// originate from the negotiated version" and are not used to
+			// start a connection in another (RFC 9369, Section 5).
+			ts.Put(c.tokenKey+"|"+c.version.String(), f.NewToken.Token) // Put copies
 		}
 		return nil
 	case t == wire.FrameTypeNewConnectionID:

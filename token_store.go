@@ -2,6 +2,7 @@ package quic
 
 import (
 	"container/list"
+	"net"
 	"sync"
 )
 
@@ -9,7 +10,11 @@ import (
 // give in NEW_TOKEN frames (RFC 9000, Section 8.1.3), so that the next
 // connection to the same server presents one in its first Initial packet
 // and skips the Retry round trip and the server's anti-amplification
-// limit. Keys name a server (its TLS server name and address). A
+// limit. Keys name a server and a QUIC version, as "name|version": the
+// TLS server name, so that the servers of a fleet sharing a token key
+// (Transport.TokenKey) accept each other's tokens, or the address when the
+// tls.Config has no ServerName; and the version, since tokens are specific
+// to the version of the connection that got them (RFC 9369, Section 5). A
 // TokenStore must be safe for concurrent use.
 type TokenStore interface {
 	// Get returns and removes a token for key, or nil: "A client SHOULD
@@ -78,4 +83,14 @@ func (s *lruTokenStore) Put(key string, token []byte) {
 		s.l.Remove(last)
 		delete(s.m, last.Value.(*lruTokenEntry).key)
 	}
+}
+
+// tokenStoreKey names a server in a TokenStore, without the version: its
+// TLS server name or, without one, its address (as crypto/tls names
+// sessions in a ClientSessionCache).
+func tokenStoreKey(serverName string, addr net.Addr) string {
+	if serverName != "" {
+		return serverName
+	}
+	return addr.String()
 }

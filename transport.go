@@ -62,9 +62,11 @@ type Transport struct {
 	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
-	resetter *handshake.StatelessResetter
-	listener atomic.Pointer[Listener]
-	ownConn  bool
+	// resetTokens routes stateless resets (reset_tokens.go).
+	resetTokens resetTokenMap
+	resetter    *handshake.StatelessResetter
+	listener    atomic.Pointer[Listener]
+	ownConn     bool
 
 	conns         atomic.Int64 // connections whose goroutine runs
 	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
@@ -166,7 +168,7 @@ func (t *Transport) readLoop() {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			t.Close()
+			t.shutdown() // the socket failed: close everything
 			return
 		}
 		if now := time.Now(); now.Sub(lastReset) > time.Second {
@@ -194,6 +196,9 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
 	}
 	if !wire.IsLongHeader(d[0]) {
+		if c := t.resetTokens.lookup(d); c != nil {
+			return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
+		}
 		t.maybeSendStatelessReset(d, cid, addr)
 		return false
 	}
@@ -345,9 +350,9 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	var dcidBytes [8]byte
 	rand.Read(dcidBytes[:])
 	dcid := wire.NewConnectionID(dcidBytes[:])
-	tokenKey := tc.ServerName + "|" + addr.String()
+	tokenKey := tokenStoreKey(tc.ServerName, addr)
 	if token == nil && cfg.TokenStore != nil {
-		token = cfg.TokenStore.Get(tokenKey)
+		token = cfg.TokenStore.Get(tokenKey + "|" + cfg.Versions[0].String())
 	}
 	c := newConn(t, addr, cfg)
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
@@ -381,6 +386,15 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // and waits for all the Transport's goroutines to exit.
 func (t *Transport) Close() error {
 	t.init()
+	t.shutdown()
+	t.wg.Wait()
+	return nil
+}
+
+// shutdown is Close without waiting for the Transport's goroutines, for
+// the read loop to call when the socket fails (Close would wait for the
+// read loop itself).
+func (t *Transport) shutdown() {
 	t.closeOnce.Do(func() {
 		close(t.closing)
 		if l := t.listener.Load(); l != nil {
@@ -398,8 +412,6 @@ func (t *Transport) Close() error {
 			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
 		}
 	})
-	t.wg.Wait()
-	return nil
 }
 
 func randomSeed() uint64 {
