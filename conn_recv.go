@@ -61,7 +61,7 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 		c.handleLongHeaderPacket(now, pkt, ecn, buffer)
 		return
 	}
-	if c.oneRTT == nil {
+	if c.oneRTT == nil || !c.oneRTT.CanOpen() {
 		c.bufferUndecryptable(pkt, buffer)
 		return
 	}

@@ -77,7 +77,7 @@ func newSimPairOpts(t testing.TB, link netsim.LinkConfig, seed uint64, o simPair
 
 // primeSession runs a first connection so that the client's cache holds a
 // session ticket from the server.
-func primeSession(t *testing.T, ctls, stls *tls.Config, cache *countingCache, serverCfg *Config) {
+func primeSession(t testing.TB, ctls, stls *tls.Config, cache *countingCache, serverCfg *Config) {
 	t.Helper()
 	before := cache.stored()
 	p := newSimPairOpts(t, testLink, 40, simPairOpts{server: serverCfg, ctls: ctls, stls: stls})

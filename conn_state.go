@@ -424,8 +424,31 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 		}
 		return err
 	case handshake.LevelApplication:
+		if write && c.role == wire.RoleServer {
+			// 0.5-RTT: the server may send 1-RTT packets as soon as it
+			// has sent its Finished (RFC 9001, Section 5.7), which answers
+			// a 0-RTT request one round trip after the client's first
+			// flight; it reads them once the client's Finished arrives.
+			keys, err := handshake.NewOneRTTWriteKeys(ev.Suite, c.version, ev.Data)
+			if err != nil {
+				return err
+			}
+			keys.SetUpdateInterval(c.config.KeyUpdateInterval)
+			c.oneRTT = keys
+			return nil
+		}
 		if write {
 			c.appWrite, c.appSuite = append([]byte(nil), ev.Data...), ev.Suite
+			return nil
+		}
+		if c.oneRTT != nil { // a server's write-only keys
+			if err := c.oneRTT.SetReadSecret(ev.Suite, c.version, ev.Data); err != nil {
+				return err
+			}
+			if c.handshakeConfirmed {
+				c.oneRTT.SetHandshakeConfirmed()
+			}
+			c.retryUndecryptable(now)
 			return nil
 		}
 		keys, err := handshake.NewOneRTTKeys(ev.Suite, c.version, c.appWrite, append([]byte(nil), ev.Data...))

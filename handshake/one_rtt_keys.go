@@ -11,6 +11,11 @@ import (
 // Section 6.1 forbids initiating a key update now.
 var ErrKeyUpdateNotAllowed = errors.New("handshake: key update not allowed yet")
 
+// ErrKeysNotAvailable is returned by OneRTTKeys.Open before the read
+// secret was set (see NewOneRTTWriteKeys): the packet is to be kept until
+// it is.
+var ErrKeysNotAvailable = errors.New("handshake: 1-RTT read keys not available yet")
+
 // OneRTTKeys protects and unprotects 1-RTT packets across key updates
 // (RFC 9001, Section 6). It holds the current write keys and three sets of
 // read keys: the current ones, the previous ones for packets delayed across
@@ -57,20 +62,29 @@ type OneRTTKeys struct {
 // TLS provided at LevelApplication, for cipher suite suite in version v.
 // The secrets are retained to derive the following key phases.
 func NewOneRTTKeys(suite uint16, v wire.Version, writeSecret, readSecret []byte) (*OneRTTKeys, error) {
+	k, err := NewOneRTTWriteKeys(suite, v, writeSecret)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.SetReadSecret(suite, v, readSecret); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// NewOneRTTWriteKeys returns 1-RTT keys that can seal but not yet open,
+// for a server, which has its 1-RTT write secret once it sent its Finished
+// but the client's only after the client's Finished: "a server can send
+// 1-RTT packets ... before the handshake is complete" (0.5-RTT data,
+// RFC 9001, Sections 4.1.1 and 5.7). Open returns ErrKeysNotAvailable until
+// SetReadSecret.
+func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneRTTKeys, error) {
 	seal, err := NewSealer(suite, v, writeSecret)
 	if err != nil {
 		return nil, err
 	}
-	open, err := NewOpener(suite, v, readSecret)
-	if err != nil {
-		return nil, err
-	}
-	next, err := open.Next()
-	if err != nil {
-		return nil, err
-	}
 	k := &OneRTTKeys{
-		seal: seal, open: open, next: next,
+		seal: seal,
 		firstSent: wire.InvalidPacketNumber, firstRecv: wire.InvalidPacketNumber,
 		confLimit: ConfidentialityLimit(suite), integLimit: IntegrityLimit(suite),
 		pto: time.Second,
@@ -82,6 +96,23 @@ func NewOneRTTKeys(suite uint16, v wire.Version, writeSecret, readSecret []byte)
 	k.autoUpdate = k.confLimit / 2
 	return k, nil
 }
+
+// SetReadSecret installs the read keys of keys made by NewOneRTTWriteKeys.
+func (k *OneRTTKeys) SetReadSecret(suite uint16, v wire.Version, readSecret []byte) error {
+	open, err := NewOpener(suite, v, readSecret)
+	if err != nil {
+		return err
+	}
+	next, err := open.Next()
+	if err != nil {
+		return err
+	}
+	k.open, k.next = open, next
+	return nil
+}
+
+// CanOpen reports whether the read keys are installed.
+func (k *OneRTTKeys) CanOpen() bool { return k.open != nil }
 
 // SetHandshakeConfirmed records that the handshake is confirmed
 // (RFC 9001, Section 4.1.2): "An endpoint MUST NOT initiate a key update
@@ -214,6 +245,9 @@ func (k *OneRTTKeys) OnAcked(now time.Time, largest wire.PacketNumber) {
 // connection adds those of other levels to apply the limit "across all
 // keys".
 func (k *OneRTTKeys) Open(now time.Time, packet []byte, pnOffset int, largest wire.PacketNumber) (wire.PacketNumber, []byte, error) {
+	if k.open == nil {
+		return 0, nil, ErrKeysNotAvailable
+	}
 	if k.failed > k.integLimit {
 		return 0, nil, errAEADLimit
 	}

@@ -238,3 +238,35 @@ func TestOneRTTKeysAllocs(t *testing.T) {
 		t.Fatalf("Seal+Open allocated %v times per packet", allocs)
 	}
 }
+
+// A server's 1-RTT keys seal 0.5-RTT packets before the client's secret is
+// known (RFC 9001, Section 5.7); they open nothing until SetReadSecret, and
+// then work like keys made with both secrets.
+func TestOneRTTWriteKeysBeforeReadSecret(t *testing.T) {
+	suite := tls.TLS_AES_128_GCM_SHA256
+	c2s, s2c := bytes.Repeat([]byte{0x11}, 32), bytes.Repeat([]byte{0x22}, 32)
+	client, err := NewOneRTTKeys(suite, wire.Version1, c2s, s2c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := NewOneRTTWriteKeys(suite, wire.Version1, s2c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(0, 0)
+	if server.CanOpen() {
+		t.Fatal("write-only keys claim to open")
+	}
+	if _, err := openPacket(server, now, sealPacket(t, client, 0), wire.InvalidPacketNumber); !errors.Is(err, ErrKeysNotAvailable) {
+		t.Fatalf("open before the read secret: %v", err)
+	}
+	if _, err := openPacket(client, now, sealPacket(t, server, 0), wire.InvalidPacketNumber); err != nil {
+		t.Fatalf("client cannot open a 0.5-RTT packet: %v", err)
+	}
+	if err := server.SetReadSecret(suite, wire.Version1, c2s); err != nil {
+		t.Fatal(err)
+	}
+	if pn, err := openPacket(server, now, sealPacket(t, client, 1), wire.InvalidPacketNumber); err != nil || pn != 1 {
+		t.Fatalf("open after the read secret: %v %v", pn, err)
+	}
+}
