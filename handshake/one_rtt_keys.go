@@ -84,7 +84,7 @@ func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneR
 		return nil, err
 	}
 	k := &OneRTTKeys{
-		seal: seal,
+		seal:      seal,
 		firstSent: wire.InvalidPacketNumber, firstRecv: wire.InvalidPacketNumber,
 		confLimit: ConfidentialityLimit(suite), integLimit: IntegrityLimit(suite),
 		pto: time.Second,
