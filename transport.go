@@ -354,6 +354,11 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	if token == nil && cfg.TokenStore != nil {
 		token = cfg.TokenStore.Get(tokenKey + "|" + cfg.Versions[0].String())
 	}
+	var vcache *versionedSessionCache
+	if tc.ClientSessionCache != nil {
+		vcache = &versionedSessionCache{inner: tc.ClientSessionCache, first: cfg.Versions[0]}
+		tc.ClientSessionCache = vcache
+	}
 	c := newConn(t, addr, cfg)
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
@@ -362,6 +367,9 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	})
 	if err != nil {
 		return nil, err
+	}
+	if vcache != nil {
+		vcache.state = st
 	}
 	c.start(st)
 	if early {

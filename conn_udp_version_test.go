@@ -1,0 +1,61 @@
+package quic
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic/wire"
+)
+
+// Compatible version negotiation through real sockets: a client starting
+// in version 1 and offering 2 is upgraded by a server preferring 2. Its
+// session ticket then belongs to version 2 (RFC 9369, Section 5): a later
+// connection starting in version 1 does not use it, one starting in
+// version 2 resumes with it.
+func TestVersionUpgradeOverUDP(t *testing.T) {
+	ctls, stls, cache := resumeTLS(t)
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Transport{Conn: udp}
+	defer func() { tr.Close(); udp.Close() }()
+	l, err := tr.Listen(stls, &Config{Versions: v2First})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		for {
+			if _, err := l.Accept(ctx); err != nil {
+				return
+			}
+		}
+	}()
+	dial := func(versions []wire.Version) ConnectionState {
+		t.Helper()
+		before := cache.stored()
+		c, err := DialAddr(ctx, l.Addr().String(), ctls, &Config{Versions: versions})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		// Wait for the session ticket, which follows the handshake.
+		for cache.stored() == before && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		return c.ConnectionState()
+	}
+	if st := dial(v1First); st.Version != wire.Version2 || st.TLS.DidResume {
+		t.Fatalf("first connection: version %v, resumed %v", st.Version, st.TLS.DidResume)
+	}
+	if st := dial(v1First); st.Version != wire.Version2 || st.TLS.DidResume {
+		t.Errorf("second connection, starting in version 1: version %v, resumed %v with a version 2 ticket", st.Version, st.TLS.DidResume)
+	}
+	if st := dial(v2First); st.Version != wire.Version2 || !st.TLS.DidResume {
+		t.Errorf("third connection, starting in version 2: version %v, resumed %v", st.Version, st.TLS.DidResume)
+	}
+}
