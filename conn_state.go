@@ -111,9 +111,19 @@ type connState struct {
 	// is valid only during the call.
 	onFrame func(space ackhandler.Space, f *wire.Frame)
 
-	datagrams          datagramQueue
-	pathResponse       [8]byte
-	pathResponseToSend bool
+	datagrams datagramQueue
+
+	// Network paths (RFC 9000, Section 9; conn_path.go), and what
+	// processing the current datagram learned about its path.
+	paths        paths
+	rxNonProbing bool // the packet has a non-probing frame
+	rxMigrate    bool // a new path to migrate to once it has a place
+	txPath       int  // the path of the datagram pollTransmit returns
+	// ccw is cc: the controller of the active path, behind a wrapper
+	// that can swap it and keeps probes out of congestion control.
+	ccw    *pathController
+	ccSeed uint64
+	pmtud  pmtuDiscovery // path MTU discovery (conn_pmtud.go)
 
 	events connEvents
 
@@ -232,14 +242,16 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	}
 	c.localConnID = c.localIDs.initial()
 	c.peerIDs.init(p.peerConnID, defaultActiveConnIDLimit)
-	c.cc = congestion.New(cfg.Congestion, congestion.ControllerConfig{
-		RTT: c.rtt, MaxDatagramSize: c.maxDatagramSize, Seed: p.seed,
-	})
+	c.ccSeed = p.seed
+	c.ccw = newPathController(c.newController())
+	c.cc = c.ccw
+	c.paths.init(true)
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{
 		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed,
 	})
+	c.initPMTUD()
 	for s := range c.spaces {
 		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))
 		c.spaces[s].cryptoRecv = newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps)
@@ -282,6 +294,13 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		return nil, err
 	}
 	return c, nil
+}
+
+// newController makes a congestion controller in its initial state.
+func (c *connState) newController() congestion.Controller {
+	return congestion.New(c.config.Congestion, congestion.ControllerConfig{
+		RTT: c.rtt, MaxDatagramSize: c.maxDatagramSize, Seed: c.ccSeed,
+	})
 }
 
 // ourTransportParameters builds the transport parameters this endpoint
@@ -464,6 +483,7 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 	if p.MaxUDPPayloadSize < uint64(c.maxDatagramSize) {
 		c.maxDatagramSize = int(p.MaxUDPPayloadSize)
 	}
+	c.pmtuOnPeerParams(p.MaxUDPPayloadSize)
 	// "Each endpoint advertises a max_idle_timeout, but the effective
 	// value at an endpoint is computed as the minimum of the two
 	// advertised values (or the sole advertised value, if only one

@@ -37,6 +37,8 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.idleDeadline)
 	earliest(c.handshakeTimeout)
 	earliest(c.keepAliveDeadline())
+	earliest(c.pathDeadline())
+	earliest(c.pmtuDeadline())
 	if c.oneRTT != nil {
 		earliest(c.oneRTT.NextDeadline())
 	}
@@ -72,7 +74,13 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 	if d := c.sent.LossDetectionDeadline(); !d.IsZero() && !now.Before(d) {
 		c.sent.OnLossDetectionTimeout(now)
+		c.pmtuOnPTO()
 	}
+	c.onPathTimers(now)
+	if c.closeState != stateActive {
+		return
+	}
+	c.onPMTUTimer(now)
 	if c.oneRTT != nil {
 		c.oneRTT.OnTimeout(now)
 		c.oneRTT.SetPTO(c.rtt.PTO(true))
