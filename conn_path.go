@@ -101,7 +101,10 @@ type paths struct {
 	rx    int
 	rxNew netPath
 	// Statistics.
-	migrations int
+	migrations      int
+	challengesSent  int
+	validationsOK   int
+	validationsFail int
 }
 
 func (ps *paths) init(validated bool) {
@@ -166,6 +169,12 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 	ps := &c.paths
 	c.rxMigrate = false
 	ps.rx = ps.find(addrs)
+	if a := &ps.list[ps.active].addrs; ps.rx < 0 && !a.remote.IsValid() && !c.handshakeConfirmed {
+		// The handshake path's addresses were not given: the first
+		// datagram tells them.
+		*a = addrs
+		ps.rx = ps.active
+	}
 	if ps.rx < 0 {
 		// "If a client receives packets from an unknown server address,
 		// the client MUST discard these packets." (RFC 9000, Section 9)
@@ -359,6 +368,7 @@ func (c *connState) onPathTimers(now time.Time) {
 func (c *connState) newChallenge(now time.Time, p *netPath) [8]byte {
 	var data [8]byte
 	rand.Read(data[:]) // "MUST use unpredictable data in every PATH_CHALLENGE frame"
+	c.paths.challengesSent++
 	if p.nChallenges < maxPathChallenges {
 		p.challenges[p.nChallenges] = data
 		p.nChallenges++
@@ -395,6 +405,7 @@ func (c *connState) onValidated(now time.Time, i int) {
 	ps := &c.paths
 	p := &ps.list[i]
 	p.validating, p.validated, p.challengeToSend = false, true, false
+	ps.validationsOK++
 	p.nChallenges, p.nextChallenge, p.abandonAt = 0, time.Time{}, time.Time{}
 	if f := p.onValidated; f != nil {
 		p.onValidated = nil
@@ -421,6 +432,7 @@ func (c *connState) failValidation(now time.Time, i int) {
 	ps := &c.paths
 	p := &ps.list[i]
 	p.validating, p.challengeToSend = false, false
+	ps.validationsFail++
 	if f := p.onValidated; f != nil {
 		p.onValidated = nil
 		f(false)

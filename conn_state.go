@@ -201,6 +201,8 @@ type connParams struct {
 	// newToken, on a server, is a NEW_TOKEN token to send once the
 	// handshake completes.
 	newToken []byte
+	// path is the handshake path's addresses, if known.
+	path pathAddrs
 }
 
 func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
@@ -246,6 +248,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.ccw = newPathController(c.newController())
 	c.cc = c.ccw
 	c.paths.init(true)
+	c.paths.list[0].addrs = p.path
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{
