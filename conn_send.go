@@ -64,7 +64,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		limit = min(limit, a)
 	}
 	mode := c.sendMode(now)
-	if size := c.pmtuProbeSize(now); size > 0 && size <= limit && mode != sendProbe {
+	if size := c.pmtuProbeSize(now); size > 0 && size <= cap(buf) && mode != sendProbe {
 		b := c.appendPMTUProbe(now, buf[:0], size)
 		c.bytesSent += uint64(len(b))
 		active.sent += uint64(len(b))
