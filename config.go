@@ -82,6 +82,17 @@ type Config struct {
 	// packets stop arriving, and searches again every 10 minutes.
 	DisablePathMTUDiscovery bool
 
+	// DisableActiveMigration sends the disable_active_migration transport
+	// parameter: the peer must not move the connection to another local
+	// address (RFC 9000, Section 9). NAT rebinding is followed anyway.
+	// Default false.
+	DisableActiveMigration bool
+	// DisablePreferredAddress, on a client, ignores a server's preferred
+	// address. Default false: once the handshake is confirmed, the client
+	// validates the preferred address and moves there (RFC 9000,
+	// Section 9.6).
+	DisablePreferredAddress bool
+
 	// Allow0RTT, on a server, accepts 0-RTT data from clients resuming a
 	// session (RFC 9001, Section 4.6) and issues session tickets that
 	// allow it. 0-RTT is accepted only if the limits the client

@@ -81,8 +81,10 @@ type netPath struct {
 	saved *savedCongestion
 
 	// onValidated, if set, learns the outcome of validation (client
-	// probes through the migration API).
-	onValidated func(ok bool)
+	// probes through the migration API); with switchOnValidation the
+	// client moves to the path once validated.
+	onValidated        func(ok bool)
+	switchOnValidation bool
 }
 
 // savedCongestion is a congestion controller and RTT estimate put aside.
@@ -407,6 +409,10 @@ func (c *connState) onValidated(now time.Time, i int) {
 	p.validating, p.validated, p.challengeToSend = false, true, false
 	ps.validationsOK++
 	p.nChallenges, p.nextChallenge, p.abandonAt = 0, time.Time{}, time.Time{}
+	if p.switchOnValidation && i != ps.active {
+		p.switchOnValidation = false
+		c.switchPath(now, p.addrs)
+	}
 	if f := p.onValidated; f != nil {
 		p.onValidated = nil
 		f(true)

@@ -76,6 +76,8 @@ type simEndpoint struct {
 	// onSend, if set, sees every datagram sent, its addresses and whether
 	// it carries a new PATH_CHALLENGE.
 	onSend func(from, to netsim.Addr, d []byte, challenge bool)
+	// preferred, on a server, is the preferred address it offers.
+	preferred *wire.PreferredAddress
 }
 
 // simAddr is the inverse of netsim.Addr.AddrPort.
@@ -107,7 +109,7 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
 	c, err := newConnState(now, wire.RoleServer, e.serverCfg, connParams{
 		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
 		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed, statelessReset: e.resetter,
-		path: pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()},
+		path: pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, preferredAddress: e.preferred,
 	})
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)

@@ -203,6 +203,10 @@ type connParams struct {
 	newToken []byte
 	// path is the handshake path's addresses, if known.
 	path pathAddrs
+	// preferredAddress, on a server, is the address to offer in the
+	// preferred_address transport parameter (RFC 9000, Section 9.6); its
+	// connection ID and token are made here.
+	preferredAddress *wire.PreferredAddress
 }
 
 func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
@@ -342,7 +346,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 			tp.RetrySourceConnectionID, tp.HasRetrySourceConnectionID = p.retrySrcConnID, true
 		}
 		tp.StatelessResetToken, tp.HasStatelessResetToken = c.localIDs.initialResetToken(), true
+		c.offerPreferredAddress(&tp, p.preferredAddress)
 	}
+	tp.DisableActiveMigration = cfg.DisableActiveMigration
 	return tp
 }
 
@@ -480,6 +486,12 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 	if p.HasStatelessResetToken {
 		c.peerIDs.setInitialResetToken(p.StatelessResetToken)
 	}
+	if p.HasPreferredAddress && c.role == wire.RoleClient {
+		pa := p.PreferredAddress
+		if err := c.peerIDs.addPreferredAddress(pa.ConnectionID, pa.StatelessResetToken); err != nil {
+			return err
+		}
+	}
 	c.rtt.SetMaxAckDelay(p.MaxAckDelay)
 	c.connSend.OnMaxData(p.InitialMaxData)
 	c.streams.onPeerParams(p)
@@ -537,6 +549,7 @@ func (c *connState) confirmHandshake(now time.Time) {
 	if c.oneRTT != nil {
 		c.oneRTT.SetHandshakeConfirmed()
 	}
+	c.migrateToPreferredAddress(now)
 }
 
 // dropSpace discards the keys and state of a packet number space
