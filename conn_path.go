@@ -22,10 +22,7 @@ type pathAddrs struct {
 // with addresses p: same remote, and same local where both are known (a
 // socket on a wildcard address may not know its local address).
 func (p pathAddrs) matches(a pathAddrs) bool {
-	if p.remote != a.remote {
-		return false
-	}
-	return !p.local.IsValid() || !a.local.IsValid() || p.local == a.local
+	return p.remote == a.remote && localMatches(p.local, a.local)
 }
 
 // maxPaths bounds the paths a connection tracks: the active one, the last

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,8 +63,10 @@ type Transport struct {
 	initErr  error
 	handlers packetHandlerMap
 	resetter *handshake.StatelessResetter
-	listener atomic.Pointer[Listener]
-	ownConn  bool
+	// localAddr is the socket's local address as paths know it.
+	localAddr netip.AddrPort
+	listener  atomic.Pointer[Listener]
+	ownConn   bool
 
 	conns         atomic.Int64 // connections whose goroutine runs
 	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
@@ -115,6 +118,7 @@ func (t *Transport) init() error {
 			t.MaxHandshakes = 1024
 		}
 		t.handlers.init()
+		t.localAddr = t.localAddrPort()
 		t.setSocketBuffers()
 		t.closing = make(chan struct{})
 		t.wg.Add(1)
@@ -190,7 +194,7 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 		return false
 	}
 	if c := t.handlers.get(cid); c != nil {
-		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
+		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)})
 	}
 	if !wire.IsLongHeader(d[0]) {
 		t.maybeSendStatelessReset(d, cid, addr)
@@ -345,7 +349,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
-		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey,
+		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,153 @@
+package quic
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// echoServer accepts connections on l and echoes every stream; accepted
+// connections are sent on conns.
+func echoServer(ctx context.Context, l *Listener, conns chan<- *Conn) {
+	for {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			return
+		}
+		conns <- c
+		go func() {
+			for {
+				s, err := c.AcceptStream(ctx)
+				if err != nil {
+					return
+				}
+				go func() {
+					io.Copy(s, s)
+					s.CloseWrite()
+				}()
+			}
+		}()
+	}
+}
+
+// echo sends msg on a new stream of c and checks that it comes back.
+func echo(t *testing.T, c *Conn, msg []byte) {
+	t.Helper()
+	s, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s.Write(msg)
+		s.CloseWrite()
+	}()
+	got, err := io.ReadAll(s)
+	if err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("echo: %d bytes, %v", len(got), err)
+	}
+}
+
+// pollUntil polls cond until it holds, failing after 10 s.
+func pollUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func listenUDP(t *testing.T) *net.UDPConn {
+	t.Helper()
+	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	return u
+}
+
+// A client moves its connection to another socket with Conn.Migrate; the
+// server follows, and streams keep working.
+func TestUDPClientMigrate(t *testing.T) {
+	ctls, stls := testTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ts := &Transport{Conn: listenUDP(t)}
+	l, err := ts.Listen(stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	conns := make(chan *Conn, 1)
+	go echoServer(ctx, l, conns)
+
+	ua, ub := listenUDP(t), listenUDP(t)
+	ta, tb := &Transport{Conn: ua}, &Transport{Conn: ub}
+	defer ta.Close()
+	defer tb.Close()
+	c, err := ta.Dial(ctx, ts.Conn.LocalAddr(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	srv := <-conns
+	echo(t, c, bytes.Repeat([]byte("before "), 10000))
+	if err := c.Migrate(ctx, tb); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	pollUntil(t, "the client's local address", func() bool { return c.LocalAddr().String() == ub.LocalAddr().String() })
+	echo(t, c, bytes.Repeat([]byte("after "), 10000))
+	pollUntil(t, "the server to follow", func() bool { return srv.RemoteAddr().String() == ub.LocalAddr().String() })
+	echo(t, c, []byte("still there"))
+}
+
+// A server offers a preferred address (Listener.SetPreferredAddress); the
+// client moves there after the handshake and keeps working.
+func TestUDPPreferredAddress(t *testing.T) {
+	ctls, stls := testTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ts, tp := &Transport{Conn: listenUDP(t)}, &Transport{Conn: listenUDP(t)}
+	defer ts.Close()
+	defer tp.Close()
+	l, err := ts.Listen(stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetPreferredAddress(nil, tp); err == nil {
+		t.Fatal("an IPv4 socket accepted as the IPv6 preferred address")
+	}
+	if err := l.SetPreferredAddress(tp, nil); err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan *Conn, 1)
+	go echoServer(ctx, l, conns)
+	c, err := DialAddr(ctx, ts.Conn.LocalAddr().String(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	srv := <-conns
+	pollUntil(t, "the client to move to the preferred address", func() bool {
+		return c.RemoteAddr().String() == tp.Conn.LocalAddr().String()
+	})
+	echo(t, c, bytes.Repeat([]byte("preferred "), 10000))
+	pollUntil(t, "the server to send from the preferred address", func() bool {
+		return srv.LocalAddr().String() == tp.Conn.LocalAddr().String()
+	})
+
+	// A client that declines preferred addresses stays.
+	c2, err := DialAddr(ctx, ts.Conn.LocalAddr().String(), ctls, &Config{DisablePreferredAddress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.CloseWithError(0, "")
+	echo(t, c2, []byte("hello"))
+	if c2.RemoteAddr().String() != ts.Conn.LocalAddr().String() {
+		t.Errorf("client moved to %v", c2.RemoteAddr())
+	}
+}
