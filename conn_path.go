@@ -53,6 +53,7 @@ type netPath struct {
 	// Path validation (RFC 9000, Section 8.2).
 	validating      bool
 	challenges      [maxPathChallenges][8]byte // data of the challenges sent
+	small           [maxPathChallenges]bool    // sent in a datagram under 1200 bytes
 	nChallenges     int
 	challengeToSend bool
 	nextChallenge   time.Time // when to send another PATH_CHALLENGE
@@ -99,6 +100,10 @@ type paths struct {
 	// and not in the table yet (rxNew holds it).
 	rx    int
 	rxNew netPath
+	// txChallenge is the path of the PATH_CHALLENGE in the datagram being
+	// built, if any, and txChallengeIdx its index in challenges.
+	txChallenge    *netPath
+	txChallengeIdx int
 	// Statistics.
 	migrations      int
 	challengesSent  int
@@ -352,8 +357,8 @@ func (c *connState) onPathTimers(now time.Time) {
 			c.failValidation(now, i)
 			continue
 		}
-		if !p.nextChallenge.IsZero() && !now.Before(p.nextChallenge) && p.nChallenges < maxPathChallenges {
-			p.challengeToSend = true
+		if !p.nextChallenge.IsZero() && !now.Before(p.nextChallenge) {
+			p.challengeToSend = p.nChallenges < maxPathChallenges
 			p.nextChallenge = time.Time{}
 		}
 	}
@@ -370,6 +375,8 @@ func (c *connState) newChallenge(now time.Time, p *netPath) [8]byte {
 	c.paths.challengesSent++
 	if p.nChallenges < maxPathChallenges {
 		p.challenges[p.nChallenges] = data
+		p.small[p.nChallenges] = false
+		c.paths.txChallenge, c.paths.txChallengeIdx = p, p.nChallenges
 		p.nChallenges++
 	}
 	p.challengeToSend = false
@@ -393,7 +400,20 @@ func (c *connState) onPathResponse(now time.Time, data [8]byte) {
 		}
 		for k := 0; k < p.nChallenges; k++ {
 			if p.challenges[k] == data {
+				small := p.small[k]
 				c.onValidated(now, i)
+				if small && p.inUse {
+					// "If an endpoint sends a PATH_CHALLENGE frame in a
+					// datagram that is not expanded to at least 1200
+					// bytes and if the response to it validates the peer
+					// address, the path is validated but not the path
+					// MTU. ... the endpoint MUST initiate another path
+					// validation with an expanded datagram to verify
+					// that the path supports the required MTU."
+					// (RFC 9000, Section 8.2.3) The path stays validated
+					// meanwhile; if this fails, the path does.
+					c.startValidation(now, p)
+				}
 				return
 			}
 		}
@@ -439,6 +459,14 @@ func (c *connState) failValidation(now time.Time, i int) {
 	if f := p.onValidated; f != nil {
 		p.onValidated = nil
 		f(false)
+	}
+	if p.validated {
+		// A path validated before and checked again: the old path
+		// after an apparent migration (Section 9.3.3), or a second
+		// validation for the MTU (Section 8.2.3). It stays what it was,
+		// in particular the fallback: a peer that is silent for a while
+		// must not cost the connection its last validated address.
+		return
 	}
 	if i != ps.active {
 		if i == ps.fallback {

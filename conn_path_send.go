@@ -12,7 +12,15 @@ import (
 // must be sent on: the active path, or another one for probing packets.
 func (c *connState) pollTransmitOn(now time.Time, buf []byte) ([]byte, pathAddrs) {
 	c.txPath = c.paths.active
+	c.paths.txChallenge = nil
 	d := c.pollTransmit(now, buf)
+	if p := c.paths.txChallenge; p != nil {
+		// Remember challenges that could not be expanded to 1200 bytes
+		// (the anti-amplification limit): their success validates the
+		// address but not the MTU.
+		p.small[c.paths.txChallengeIdx] = len(d) < minInitialPacketSize
+		c.paths.txChallenge = nil
+	}
 	return d, c.paths.list[c.txPath].addrs
 }
 
@@ -31,6 +39,14 @@ func (c *connState) pathAllowance(p *netPath) int {
 		return -1
 	}
 	return p.allowance()
+}
+
+// pathBlocked reports whether the active path's anti-amplification limit
+// leaves no room for a packet: then only more bytes from the peer (or a
+// timer other than the ACK and pacing ones) can let something out.
+func (c *connState) pathBlocked() bool {
+	a := c.pathAllowance(c.activePath())
+	return a >= 0 && a < minPacketRoom+16
 }
 
 // pollPathProbe builds a probing packet (PATH_CHALLENGE, PATH_RESPONSE and

@@ -86,3 +86,62 @@ func TestSimPathSpoofedAddress(t *testing.T) {
 	t.Logf("attacker received %d datagrams, %d bytes, for %d bytes; migrations %d, validations ok %d, failed %d",
 		attacker.got, attacker.len, w.recv[evil], srv.paths.migrations, srv.paths.validationsOK, srv.paths.validationsFail)
 }
+
+// The attacker forwards a client packet while the client is out of reach
+// (it neither receives nor sends for a while), so that the client answers
+// no challenge: the validation of the attacker's address fails, and the
+// server reverts to the client's address: "an endpoint MUST revert to
+// using the last validated peer address when validation of a new peer
+// address fails" (RFC 9000, Section 9.3.2). When the client is back, the
+// connection works.
+func TestSimPathSpoofRevert(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 98)
+	attacker := &simAttacker{to: p.snode.Addr()}
+	evil := netsim.Addr{Host: 4, Port: 666}
+	fast := netsim.LinkConfig{Delay: time.Millisecond}
+	p.net.Connect(4, 2, fast, fast)
+	anode := p.net.Attach(evil, attacker)
+	p.connect(t)
+	srv, cl := p.server.c, p.client.c
+	real := srv.activePath().addrs.remote
+	var back time.Time
+	out := func(now time.Time) bool { return !back.IsZero() && now.Before(back) }
+	p.client.dropOut = func(now time.Time, d []byte) bool {
+		if back.IsZero() {
+			attacker.send = append(attacker.send, append([]byte(nil), d...))
+			anode.Wake()
+			back = now.Add(6 * time.Second)
+			return true
+		}
+		return out(now)
+	}
+	p.client.dropIn = func(now time.Time, d *netsim.Datagram) bool { return out(now) }
+	s, _, _ := cl.streams.openStream(true)
+	simWrite(s, []byte("hello"))
+	s.closeWrite()
+	p.run(t, time.Second, func() bool { return srv.activePath().addrs.remote == evil.AddrPort() })
+	p.run(t, 5*time.Second, func() bool { return srv.activePath().addrs.remote == real })
+	if !out(p.sim.Now()) {
+		t.Fatal("reverted only after the client came back")
+	}
+	if srv.paths.validationsFail == 0 {
+		t.Error("no validation failed")
+	}
+	var got []*stream
+	p.run(t, 20*time.Second, func() bool {
+		got = append(got, acceptAll(srv, true)...)
+		if len(got) == 0 {
+			return false
+		}
+		buf := make([]byte, 16)
+		n, _ := simRead(got[0], buf)
+		return n > 0
+	})
+	if srv.closeState != stateActive || cl.closeState != stateActive {
+		t.Fatalf("closed: server %v, client %v", srv.closeErr, cl.closeErr)
+	}
+	if attacker.len > 3*len(attacker.send)+3*1500 {
+		t.Errorf("attacker received %d bytes", attacker.len)
+	}
+	t.Logf("attacker received %d bytes; migrations %d; validations failed %d", attacker.len, srv.paths.migrations, srv.paths.validationsFail)
+}

@@ -26,6 +26,9 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	}
 	earliest(c.sent.LossDetectionDeadline())
 	for s := range c.spaces {
+		if c.pathBlocked() {
+			break // nothing can be sent before the peer sends more
+		}
 		// A server that received 0-RTT packets cannot acknowledge them
 		// before it has 1-RTT keys: the ACK waits for the keys, not for a
 		// timer (ACK frames are not allowed in 0-RTT packets either).

@@ -63,10 +63,8 @@ type Transport struct {
 	initErr  error
 	handlers packetHandlerMap
 	resetter *handshake.StatelessResetter
-	// localAddr is the socket's local address as paths know it.
-	localAddr netip.AddrPort
-	listener  atomic.Pointer[Listener]
-	ownConn   bool
+	listener atomic.Pointer[Listener]
+	ownConn  bool
 
 	conns         atomic.Int64 // connections whose goroutine runs
 	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
@@ -76,6 +74,9 @@ type Transport struct {
 	wg        sync.WaitGroup
 
 	resetBudget atomic.Int64 // stateless resets still allowed this second
+
+	// localAddr is the socket's local address as paths know it.
+	localAddr netip.AddrPort
 }
 
 const maxPacketBufferSize = 1500
