@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// echoServer accepts connections on l and echoes every stream; accepted
+// pathEchoServer accepts connections on l and echoes every stream; accepted
 // connections are sent on conns.
-func echoServer(ctx context.Context, l *Listener, conns chan<- *Conn) {
+func pathEchoServer(ctx context.Context, l *Listener, conns chan<- *Conn) {
 	for {
 		c, err := l.Accept(ctx)
 		if err != nil {
@@ -33,8 +33,8 @@ func echoServer(ctx context.Context, l *Listener, conns chan<- *Conn) {
 	}
 }
 
-// echo sends msg on a new stream of c and checks that it comes back.
-func echo(t *testing.T, c *Conn, msg []byte) {
+// pathEcho sends msg on a new stream of c and checks that it comes back.
+func pathEcho(t *testing.T, c *Conn, msg []byte) {
 	t.Helper()
 	s, err := c.OpenStream()
 	if err != nil {
@@ -50,8 +50,8 @@ func echo(t *testing.T, c *Conn, msg []byte) {
 	}
 }
 
-// pollUntil polls cond until it holds, failing after 10 s.
-func pollUntil(t *testing.T, what string, cond func() bool) {
+// pathPollUntil polls cond until it holds, failing after 10 s.
+func pathPollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -60,7 +60,7 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func listenUDP(t *testing.T) *net.UDPConn {
+func pathListenUDP(t *testing.T) *net.UDPConn {
 	t.Helper()
 	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -76,16 +76,16 @@ func TestUDPClientMigrate(t *testing.T) {
 	ctls, stls := testTLS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ts := &Transport{Conn: listenUDP(t)}
+	ts := &Transport{Conn: pathListenUDP(t)}
 	l, err := ts.Listen(stls, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ts.Close()
 	conns := make(chan *Conn, 1)
-	go echoServer(ctx, l, conns)
+	go pathEchoServer(ctx, l, conns)
 
-	ua, ub := listenUDP(t), listenUDP(t)
+	ua, ub := pathListenUDP(t), pathListenUDP(t)
 	ta, tb := &Transport{Conn: ua}, &Transport{Conn: ub}
 	defer ta.Close()
 	defer tb.Close()
@@ -95,14 +95,14 @@ func TestUDPClientMigrate(t *testing.T) {
 	}
 	defer c.CloseWithError(0, "")
 	srv := <-conns
-	echo(t, c, bytes.Repeat([]byte("before "), 10000))
+	pathEcho(t, c, bytes.Repeat([]byte("before "), 10000))
 	if err := c.Migrate(ctx, tb); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	pollUntil(t, "the client's local address", func() bool { return c.LocalAddr().String() == ub.LocalAddr().String() })
-	echo(t, c, bytes.Repeat([]byte("after "), 10000))
-	pollUntil(t, "the server to follow", func() bool { return srv.RemoteAddr().String() == ub.LocalAddr().String() })
-	echo(t, c, []byte("still there"))
+	pathPollUntil(t, "the client's local address", func() bool { return c.LocalAddr().String() == ub.LocalAddr().String() })
+	pathEcho(t, c, bytes.Repeat([]byte("after "), 10000))
+	pathPollUntil(t, "the server to follow", func() bool { return srv.RemoteAddr().String() == ub.LocalAddr().String() })
+	pathEcho(t, c, []byte("still there"))
 }
 
 // A server offers a preferred address (Listener.SetPreferredAddress); the
@@ -111,7 +111,7 @@ func TestUDPPreferredAddress(t *testing.T) {
 	ctls, stls := testTLS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ts, tp := &Transport{Conn: listenUDP(t)}, &Transport{Conn: listenUDP(t)}
+	ts, tp := &Transport{Conn: pathListenUDP(t)}, &Transport{Conn: pathListenUDP(t)}
 	defer ts.Close()
 	defer tp.Close()
 	l, err := ts.Listen(stls, nil)
@@ -125,18 +125,18 @@ func TestUDPPreferredAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	conns := make(chan *Conn, 1)
-	go echoServer(ctx, l, conns)
+	go pathEchoServer(ctx, l, conns)
 	c, err := DialAddr(ctx, ts.Conn.LocalAddr().String(), ctls, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.CloseWithError(0, "")
 	srv := <-conns
-	pollUntil(t, "the client to move to the preferred address", func() bool {
+	pathPollUntil(t, "the client to move to the preferred address", func() bool {
 		return c.RemoteAddr().String() == tp.Conn.LocalAddr().String()
 	})
-	echo(t, c, bytes.Repeat([]byte("preferred "), 10000))
-	pollUntil(t, "the server to send from the preferred address", func() bool {
+	pathEcho(t, c, bytes.Repeat([]byte("preferred "), 10000))
+	pathPollUntil(t, "the server to send from the preferred address", func() bool {
 		return srv.LocalAddr().String() == tp.Conn.LocalAddr().String()
 	})
 
@@ -146,7 +146,7 @@ func TestUDPPreferredAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.CloseWithError(0, "")
-	echo(t, c2, []byte("hello"))
+	pathEcho(t, c2, []byte("hello"))
 	if c2.RemoteAddr().String() != ts.Conn.LocalAddr().String() {
 		t.Errorf("client moved to %v", c2.RemoteAddr())
 	}
