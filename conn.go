@@ -54,6 +54,7 @@ type Conn struct {
 	sendTo        netip.AddrPort
 	sendToAddr    net.Addr
 	publishedPath pathAddrs
+	publishedOK   bool // publishedPath was validated
 	local         net.Addr
 }
 

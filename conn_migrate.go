@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/quicstack/quic/wire"
 )
 
 // Connection migration at the level of Conn and Transport.
@@ -144,11 +146,12 @@ func (c *Conn) send(d []byte, a pathAddrs) {
 // publishPath updates the addresses LocalAddr and RemoteAddr report after
 // the connection moved.
 func (c *Conn) publishPath() {
-	p := c.state.activePath()
-	if p.addrs == c.publishedPath {
+	st := c.state
+	p := st.activePath()
+	if p.addrs == c.publishedPath && p.validated == c.publishedOK {
 		return
 	}
-	c.publishedPath = p.addrs
+	c.publishedPath, c.publishedOK = p.addrs, p.validated
 	t := c.transportFor(p.addrs.local)
 	c.mu.Lock()
 	c.local = t.Conn.LocalAddr()
@@ -156,6 +159,13 @@ func (c *Conn) publishPath() {
 		c.remote = net.UDPAddrFromAddrPort(p.addrs.remote)
 	}
 	c.mu.Unlock()
+	if st.role == wire.RoleServer && p.validated && st.paths.migrations > 0 && p.addrs.remote.IsValid() && c.t.tokens != nil && st.closeState == stateActive {
+		// "After verifying a new client address, the server SHOULD send
+		// new address validation tokens (Section 8) to the client."
+		// (RFC 9000, Section 9.3)
+		st.newToken = c.t.tokens.AppendNewToken(nil, time.Now(), p.addrs.remote.Addr())
+		st.newTokenToSend = true
+	}
 }
 
 // localAddrPort returns the Transport's local address, as paths know it.

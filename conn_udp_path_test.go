@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,8 +71,22 @@ func pathListenUDP(t *testing.T) *net.UDPConn {
 	return u
 }
 
+// countingTokenStore counts the tokens stored.
+type countingTokenStore struct {
+	TokenStore
+	puts atomic.Int32
+}
+
+func (s *countingTokenStore) Put(key string, token []byte) {
+	s.puts.Add(1)
+	s.TokenStore.Put(key, token)
+}
+
 // A client moves its connection to another socket with Conn.Migrate; the
-// server follows, and streams keep working.
+// server follows, streams keep working, and the server sends a new address
+// token for the new address: "After verifying a new client address, the
+// server SHOULD send new address validation tokens (Section 8) to the
+// client." (RFC 9000, Section 9.3)
 func TestUDPClientMigrate(t *testing.T) {
 	ctls, stls := testTLS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -89,13 +104,15 @@ func TestUDPClientMigrate(t *testing.T) {
 	ta, tb := &Transport{Conn: ua}, &Transport{Conn: ub}
 	defer ta.Close()
 	defer tb.Close()
-	c, err := ta.Dial(ctx, ts.Conn.LocalAddr(), ctls, nil)
+	store := &countingTokenStore{TokenStore: NewLRUTokenStore(4, 4)}
+	c, err := ta.Dial(ctx, ts.Conn.LocalAddr(), ctls, &Config{TokenStore: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.CloseWithError(0, "")
 	srv := <-conns
 	pathEcho(t, c, bytes.Repeat([]byte("before "), 10000))
+	pathPollUntil(t, "the first NEW_TOKEN", func() bool { return store.puts.Load() == 1 })
 	if err := c.Migrate(ctx, tb); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
@@ -103,6 +120,7 @@ func TestUDPClientMigrate(t *testing.T) {
 	pathEcho(t, c, bytes.Repeat([]byte("after "), 10000))
 	pathPollUntil(t, "the server to follow", func() bool { return srv.RemoteAddr().String() == ub.LocalAddr().String() })
 	pathEcho(t, c, []byte("still there"))
+	pathPollUntil(t, "a NEW_TOKEN for the new address", func() bool { return store.puts.Load() >= 2 })
 }
 
 // A server offers a preferred address (Listener.SetPreferredAddress); the
