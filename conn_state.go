@@ -325,8 +325,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	tp.InitialMaxStreamsBidi = uint64(max(cfg.MaxIncomingStreams, 0))
 	tp.InitialMaxStreamsUni = uint64(max(cfg.MaxIncomingUniStreams, 0))
 	tp.MaxAckDelay = defaultMaxAckDelay
-	// Receive buffers hold maxUDPPayloadSize bytes; until path MTU
-	// discovery exists, larger datagrams are neither sent nor accepted.
+	// Receive buffers hold maxUDPPayloadSize bytes: larger datagrams are
+	// neither accepted nor, whatever path MTU discovery finds, sent
+	// (Config.MaxPacketSize is capped at it).
 	tp.MaxUDPPayloadSize = maxUDPPayloadSize
 	tp.ActiveConnectionIDLimit = defaultActiveConnIDLimit
 	tp.InitialSourceConnectionID, tp.HasInitialSourceConnectionID = c.localConnID, true
