@@ -129,29 +129,44 @@ func (ps *paths) find(a pathAddrs) int {
 	return -1
 }
 
-// add puts p in the table, replacing the least recently used path that is
-// neither active nor the fallback, and returns its index, or -1 if every
-// slot is taken by those two kinds.
-func (ps *paths) add(p netPath) int {
-	victim := -1
+// victim returns the slot a new path takes: a free one, or else the
+// least recently used path that is neither active nor the fallback; -1 if
+// every slot is taken by those two kinds.
+func (ps *paths) victim() int {
+	v := -1
 	for i := range ps.list {
 		q := &ps.list[i]
 		if !q.inUse {
-			victim = i
-			break
+			return i
 		}
 		if i == ps.active || i == ps.fallback {
 			continue
 		}
-		if victim < 0 || q.lastRecv.Before(ps.list[victim].lastRecv) {
-			victim = i
+		if v < 0 || q.lastRecv.Before(ps.list[v].lastRecv) {
+			v = i
 		}
 	}
-	if victim >= 0 {
+	return v
+}
+
+// add puts p in the victim's slot and returns its index, or -1.
+func (ps *paths) add(p netPath) int {
+	v := ps.victim()
+	if v >= 0 {
 		p.inUse = true
-		ps.list[victim] = p
+		ps.list[v] = p
 	}
-	return victim
+	return v
+}
+
+// addPath is paths.add that first retires the connection ID of the path
+// it replaces, if any.
+func (c *connState) addPath(p netPath) int {
+	v := c.paths.victim()
+	if v >= 0 && c.paths.list[v].inUse {
+		c.dropPath(v)
+	}
+	return c.paths.add(p)
 }
 
 // activePath returns the path non-probing packets are sent on.
@@ -197,7 +212,7 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 		return // nothing authenticated: no state for the address
 	}
 	if ps.rx < 0 {
-		i := ps.add(ps.rxNew)
+		i := c.addPath(ps.rxNew)
 		if i < 0 {
 			ps.rx = ps.active
 			return
@@ -500,7 +515,11 @@ func (c *connState) dropPath(i int) {
 	if p.hasDCID && p.dcidSeq != c.peerIDs.curSeq {
 		c.peerIDs.retire(p.dcidSeq)
 	}
+	f := p.onValidated
 	*p = netPath{}
+	if f != nil {
+		f(false) // a probe replaced before it validated
+	}
 }
 
 // isProbingFrame reports whether a frame type is a probing frame:

@@ -59,7 +59,7 @@ func (c *connState) probePath(now time.Time, addrs pathAddrs, preferred, autoSwi
 	if !ok {
 		return ErrNoConnectionID
 	}
-	i := c.paths.add(netPath{addrs: addrs, dcidSeq: seq, hasDCID: true, onValidated: done, switchOnValidation: autoSwitch, lastRecv: now})
+	i := c.addPath(netPath{addrs: addrs, dcidSeq: seq, hasDCID: true, onValidated: done, switchOnValidation: autoSwitch, lastRecv: now})
 	if i < 0 {
 		c.peerIDs.retire(seq)
 		return errors.New("quic: too many paths")
