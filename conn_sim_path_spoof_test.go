@@ -145,3 +145,81 @@ func TestSimPathSpoofRevert(t *testing.T) {
 	}
 	t.Logf("attacker received %d bytes; migrations %d; validations failed %d", attacker.len, srv.paths.migrations, srv.paths.validationsFail)
 }
+
+// simMultiAttacker forwards each datagram from its own source address.
+type simMultiAttacker struct {
+	to    netsim.Addr
+	froms []netsim.Addr
+	next  int
+	send  [][]byte
+	got   int
+}
+
+func (a *simMultiAttacker) HandleDatagram(now time.Time, d *netsim.Datagram) { a.got += len(d.Payload) }
+func (a *simMultiAttacker) HandleTimeout(time.Time)                          {}
+func (a *simMultiAttacker) NextDeadline() time.Time                          { return time.Time{} }
+func (a *simMultiAttacker) PollTransmit(now time.Time, out *netsim.Outbox) {
+	for _, d := range a.send {
+		out.SendFrom(a.froms[a.next%len(a.froms)], a.to, d, netsim.NotECT)
+		a.next++
+	}
+	a.send = nil
+}
+
+// Ten client packets forwarded from ten attacker addresses during a
+// download: the server tracks at most maxPaths paths, keeps its peer
+// connection IDs within the limit it advertised (retiring those of the
+// paths it forgets), and ends up back on the client's address with the
+// download intact.
+func TestSimPathSpoofFlood(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 99)
+	froms := make([]netsim.Addr, 10)
+	for i := range froms {
+		froms[i] = netsim.Addr{Host: 4, Port: uint16(1000 + i)}
+	}
+	attacker := &simMultiAttacker{to: p.snode.Addr(), froms: froms}
+	fast := netsim.LinkConfig{Delay: time.Millisecond}
+	p.net.Connect(4, 2, fast, fast)
+	anode := p.net.Attach(froms[0], attacker)
+	for _, a := range froms[1:] {
+		anode.AddAddr(a)
+	}
+	p.connect(t)
+	srv := p.server.c
+	real := srv.activePath().addrs.remote
+	received, forwarded := 0, 0
+	p.client.onSend = func(from, to netsim.Addr, d []byte, _ bool) {
+		if forwarded < len(froms) && received > 1<<20 && received%3 == 0 {
+			attacker.send = append(attacker.send, append([]byte(nil), d...))
+			anode.Wake()
+			forwarded++
+		}
+	}
+	maxPathsSeen, maxIDs := 0, 0
+	simDownload(t, p, 6<<20, 30*time.Second, func(got int) {
+		received = got
+		n := 0
+		for i := range srv.paths.list {
+			if srv.paths.list[i].inUse {
+				n++
+			}
+		}
+		maxPathsSeen = max(maxPathsSeen, n)
+		maxIDs = max(maxIDs, srv.peerIDs.activeCount())
+	})
+	p.sim.RunFor(10 * time.Second)
+	if forwarded < 3 {
+		t.Fatalf("only %d packets forwarded", forwarded)
+	}
+	if srv.closeState != stateActive {
+		t.Fatalf("server closed: %v", srv.closeErr)
+	}
+	if got := srv.activePath().addrs.remote; got != real {
+		t.Errorf("server sends to %v, want %v", got, real)
+	}
+	if maxPathsSeen > maxPaths || maxIDs > int(srv.peerIDs.limit) {
+		t.Errorf("server tracked %d paths and %d peer IDs at most", maxPathsSeen, maxIDs)
+	}
+	t.Logf("forwarded %d; attacker got %d bytes; migrations %d; validations failed %d; peer ID sequence now %d",
+		forwarded, attacker.got, srv.paths.migrations, srv.paths.validationsFail, srv.peerIDs.curSeq)
+}
