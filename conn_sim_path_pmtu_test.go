@@ -70,3 +70,26 @@ func TestSimPathMTUBlackHole(t *testing.T) {
 	}
 	t.Logf("black holes %d; %d datagrams too large dropped; done at %v", c.pmtud.blackHoles, p.path.AB.Stats().DroppedMTU, p.sim.Elapsed())
 }
+
+// The search starts again after PMTU_RAISE_TIMER (10 minutes, RFC 8899,
+// Section 5.1.1): a path whose MTU grew is found out.
+func TestSimPathMTURaise(t *testing.T) {
+	link := linkWith(func(l *netsim.LinkConfig) { l.MTU = 1350 })
+	p := newSimPair(t, link, &Config{KeepAlivePeriod: 10 * time.Second}, 100)
+	p.connect(t)
+	c := p.client.c
+	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching })
+	if c.maxDatagramSize != 1350 {
+		t.Fatalf("maximum datagram size %d, want 1350", c.maxDatagramSize)
+	}
+	p.path.AB.SetConfig(testLink)
+	p.path.BA.SetConfig(testLink)
+	p.sim.RunFor(9 * time.Minute)
+	if c.maxDatagramSize != 1350 {
+		t.Fatalf("searched again before 10 minutes: %d", c.maxDatagramSize)
+	}
+	p.sim.RunFor(2 * time.Minute)
+	if c.maxDatagramSize != defaultMaxPacketSize || c.closeState != stateActive {
+		t.Fatalf("maximum datagram size %d after 11 minutes (state %v), want %d", c.maxDatagramSize, c.closeState, defaultMaxPacketSize)
+	}
+}
