@@ -124,3 +124,39 @@ func TestSimPathPreferredAddress(t *testing.T) {
 		t.Errorf("server got %d datagrams at its old address during the transfer", received)
 	}
 }
+
+// A probe of a path that carries nothing fails after the validation timer
+// (RFC 9000, Section 8.2.4: "three times the larger of the current PTO or
+// the PTO for the new path"), the connection stays where it was, and the
+// connection ID the probe used is retired: "Failure of path validation
+// simply means that the new path is not usable for this connection."
+// (Section 9.1)
+func TestSimPathProbeFails(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 101)
+	dead := netsim.Addr{Host: 7, Port: 7000} // no route from host 7
+	p.cnode.AddAddr(dead)
+	p.connect(t)
+	cl := p.client.c
+	old := cl.activePath().addrs
+	target := pathAddrs{local: dead.AddrPort(), remote: old.remote}
+	var outcome []bool
+	start := p.sim.Now()
+	if err := cl.probePath(start, target, false, true, func(ok bool) { outcome = append(outcome, ok) }); err != nil {
+		t.Fatal(err)
+	}
+	seq := cl.paths.list[cl.paths.find(target)].dcidSeq
+	p.run(t, 10*time.Second, func() bool { return len(outcome) > 0 })
+	if outcome[0] {
+		t.Fatal("a dead path validated")
+	}
+	if el := p.sim.Now().Sub(start); el < 3*time.Second {
+		t.Errorf("gave up after %v, before three initial PTOs", el)
+	}
+	if cl.activePath().addrs != old || cl.closeState != stateActive {
+		t.Fatalf("client on %v, state %v", cl.activePath().addrs, cl.closeState)
+	}
+	if _, ok := cl.peerIDs.bySeq(seq); ok {
+		t.Error("the probe's connection ID was not retired")
+	}
+	simDownload(t, p, 256<<10, 5*time.Second, nil)
+}
