@@ -89,6 +89,7 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 		local:         t.Conn.LocalAddr(),
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	c.sendTo, c.sendToAddr = unmappedAddrPort(remote), remote // keeps the caller's net.Addr type
 	return c
 }
 

@@ -170,17 +170,26 @@ func (c *Conn) publishPath() {
 
 // localAddrPort returns the Transport's local address, as paths know it.
 func (t *Transport) localAddrPort() netip.AddrPort {
-	ap, _ := addrPortOf(t.Conn.LocalAddr())
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	return unmappedAddrPort(t.Conn.LocalAddr())
 }
 
 // pathAddrsFor returns the path of a datagram from addr read by t.
 func (t *Transport) pathAddrsFor(addr net.Addr) pathAddrs {
-	a := pathAddrs{local: t.localAddr}
-	if ap, ok := addrPortOf(addr); ok {
-		a.remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	return pathAddrs{local: t.localAddr, remote: unmappedAddrPort(addr)}
+}
+
+// unmappedAddrPort returns addr as a netip.AddrPort with IPv4-mapped IPv6
+// addresses as IPv4, or the zero AddrPort if addr is nil or not an IP
+// address and port.
+func unmappedAddrPort(addr net.Addr) netip.AddrPort {
+	if addr == nil {
+		return netip.AddrPort{}
 	}
-	return a
+	ap, ok := addrPortOf(addr)
+	if !ok {
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
 // localMatches reports whether two local addresses can be the same
