@@ -87,23 +87,25 @@ func (c *connState) pollPathProbe(now time.Time, buf []byte) ([]byte, bool) {
 }
 
 // pathDCID returns the connection ID to send to on path p (RFC 9000,
-// Section 9.5), assigning an unused one of the peer's if it has none. When
-// the peer provided no unused ID, the one in use is sent on the probe too:
-// answering a PATH_CHALLENGE matters more than linkability.
-func (c *connState) pathDCID(p *netPath) ConnectionID {
+// Section 9.5), assigning an unused one of the peer's if it has none. It
+// reports false if the peer provided no unused ID: "An endpoint that
+// exhausts available connection IDs cannot probe new paths or initiate
+// migration, nor can it respond to probes or attempts by its peer to
+// migrate." (Section 9.5) The frames wait for a NEW_CONNECTION_ID.
+func (c *connState) pathDCID(p *netPath) (ConnectionID, bool) {
 	if p == c.activePath() {
-		return c.peerIDs.active()
+		return c.peerIDs.active(), true
 	}
 	if p.hasDCID {
 		if cid, ok := c.peerIDs.bySeq(p.dcidSeq); ok {
-			return cid
+			return cid, true
 		}
 	}
 	if seq, cid, ok := c.peerIDs.reserve(); ok {
 		p.dcidSeq, p.hasDCID = seq, true
-		return cid
+		return cid, true
 	}
-	return c.peerIDs.active()
+	return ConnectionID{}, false
 }
 
 // appendProbePacket appends a 1-RTT packet of size bytes for path p
@@ -114,8 +116,12 @@ func (c *connState) pathDCID(p *netPath) ConnectionID {
 // sending rate." (RFC 9000, Section 9.4)
 func (c *connState) appendProbePacket(now time.Time, b []byte, p *netPath, size int) []byte {
 	const s = ackhandler.SpaceApplication
+	dcid, ok := c.pathDCID(p)
+	if !ok {
+		return b[:0]
+	}
 	pn, pnLen := c.sent.NextPacketNumber(s)
-	h := wire.ShortHeader{DstConnID: c.pathDCID(p), KeyPhase: c.oneRTT.KeyPhase() == 1}
+	h := wire.ShortHeader{DstConnID: dcid, KeyPhase: c.oneRTT.KeyPhase() == 1}
 	b = h.Append(b, pn, pnLen)
 	pnOff := len(b) - pnLen
 	end := size - 16
