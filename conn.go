@@ -424,8 +424,10 @@ func (c *Conn) LocalAddr() net.Addr {
 	return c.local
 }
 
-// RemoteAddr returns the peer's address, which changes when the peer
-// migrates (or its NAT rebinds) and the new address is validated.
+// RemoteAddr returns the peer's address. It changes when the connection
+// moves to another path: the peer migrated or its NAT rebound (on a
+// server, which validates the new address and reverts if that fails), or
+// the client moved to a preferred address.
 func (c *Conn) RemoteAddr() net.Addr {
 	c.mu.Lock()
 	defer c.mu.Unlock()
