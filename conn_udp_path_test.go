@@ -63,7 +63,12 @@ func pathPollUntil(t *testing.T, what string, cond func() bool) {
 
 func pathListenUDP(t *testing.T) *net.UDPConn {
 	t.Helper()
-	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	return pathListenUDPAt(t, net.IPv4(127, 0, 0, 1))
+}
+
+func pathListenUDPAt(t *testing.T, ip net.IP) *net.UDPConn {
+	t.Helper()
+	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +93,24 @@ func (s *countingTokenStore) Put(key string, token []byte) {
 // server SHOULD send new address validation tokens (Section 8) to the
 // client." (RFC 9000, Section 9.3)
 func TestUDPClientMigrate(t *testing.T) {
+	testUDPClientMigrate(t, net.IPv4(127, 0, 0, 1))
+}
+
+// The same over IPv6.
+func TestUDPClientMigrateIPv6(t *testing.T) {
+	u, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	u.Close()
+	testUDPClientMigrate(t, net.IPv6loopback)
+}
+
+func testUDPClientMigrate(t *testing.T, ip net.IP) {
 	ctls, stls := testTLS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ts := &Transport{Conn: pathListenUDP(t)}
+	ts := &Transport{Conn: pathListenUDPAt(t, ip)}
 	l, err := ts.Listen(stls, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +119,7 @@ func TestUDPClientMigrate(t *testing.T) {
 	conns := make(chan *Conn, 1)
 	go pathEchoServer(ctx, l, conns)
 
-	ua, ub := pathListenUDP(t), pathListenUDP(t)
+	ua, ub := pathListenUDPAt(t, ip), pathListenUDPAt(t, ip)
 	ta, tb := &Transport{Conn: ua}, &Transport{Conn: ub}
 	defer ta.Close()
 	defer tb.Close()
