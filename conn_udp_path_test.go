@@ -131,7 +131,11 @@ func testUDPClientMigrate(t *testing.T, ip net.IP) {
 	defer c.CloseWithError(0, "")
 	srv := <-conns
 	pathEcho(t, c, bytes.Repeat([]byte("before "), 10000))
-	pathPollUntil(t, "the first NEW_TOKEN", func() bool { return store.puts.Load() == 1 })
+	pathPollUntil(t, "the first NEW_TOKEN", func() bool { return store.puts.Load() >= 1 })
+	// A NEW_TOKEN frame declared lost spuriously arrives twice: count
+	// from here.
+	time.Sleep(50 * time.Millisecond)
+	before := store.puts.Load()
 	if err := c.Migrate(ctx, tb); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
@@ -139,7 +143,7 @@ func testUDPClientMigrate(t *testing.T, ip net.IP) {
 	pathEcho(t, c, bytes.Repeat([]byte("after "), 10000))
 	pathPollUntil(t, "the server to follow", func() bool { return srv.RemoteAddr().String() == ub.LocalAddr().String() })
 	pathEcho(t, c, []byte("still there"))
-	pathPollUntil(t, "a NEW_TOKEN for the new address", func() bool { return store.puts.Load() >= 2 })
+	pathPollUntil(t, "a NEW_TOKEN for the new address", func() bool { return store.puts.Load() > before })
 }
 
 // A server offers a preferred address (Listener.SetPreferredAddress); the
