@@ -71,6 +71,28 @@ type Config struct {
 	// IPv6 tunnels on a 1280-byte MTU path.
 	InitialPacketSize int
 
+	// MaxPacketSize is the largest UDP payload path MTU discovery
+	// (DPLPMTUD, RFC 8899) searches for; it also stops at the peer's
+	// max_udp_payload_size. Default 1452 (an Ethernet MTU less the IPv6
+	// and UDP headers); at most 1472.
+	MaxPacketSize int
+	// DisablePathMTUDiscovery keeps every packet at InitialPacketSize.
+	// Default false: the connection probes for larger packets once the
+	// handshake is confirmed, falls back to 1200 bytes when large
+	// packets stop arriving, and searches again every 10 minutes.
+	DisablePathMTUDiscovery bool
+
+	// DisableActiveMigration sends the disable_active_migration transport
+	// parameter: the peer must not move the connection to another local
+	// address (RFC 9000, Section 9). NAT rebinding is followed anyway.
+	// Default false.
+	DisableActiveMigration bool
+	// DisablePreferredAddress, on a client, ignores a server's preferred
+	// address. Default false: once the handshake is confirmed, the client
+	// validates the preferred address and moves there (RFC 9000,
+	// Section 9.6).
+	DisablePreferredAddress bool
+
 	// Allow0RTT, on a server, accepts 0-RTT data from clients resuming a
 	// session (RFC 9001, Section 4.6) and issues session tickets that
 	// allow it. 0-RTT is accepted only if the limits the client

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -46,6 +47,18 @@ type Conn struct {
 	// firstDstConnID, on a server, is the Destination Connection ID of
 	// the client's first Initial, routed to this connection until it ends.
 	firstDstConnID wire.ConnectionID
+
+	// Paths (conn_migrate.go): more Transports that route the
+	// connection's IDs, migration requests, the peer's address as last
+	// sent to, and the addresses LocalAddr and RemoteAddr report (local
+	// and remote are guarded by mu once the connection runs).
+	extra         []*Transport
+	migrateCh     chan migrateRequest
+	sendTo        netip.AddrPort
+	sendToAddr    net.Addr
+	publishedPath pathAddrs
+	publishedOK   bool // publishedPath was validated
+	local         net.Addr
 }
 
 // inboundDatagram is a datagram routed to a connection.
@@ -53,6 +66,8 @@ type inboundDatagram struct {
 	data []byte
 	buf  *[]byte // pooled storage to return, or nil
 	ecn  ackhandler.ECNMark
+	// addrs are the Transport's local address and the peer's.
+	addrs pathAddrs
 }
 
 type closeRequest struct {
@@ -73,8 +88,11 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 		closeCh:       make(chan closeRequest, 1),
 		handshakeDone: make(chan struct{}),
 		done:          make(chan struct{}),
+		migrateCh:     make(chan migrateRequest, 1),
+		local:         t.Conn.LocalAddr(),
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	c.sendTo, c.sendToAddr = unmappedAddrPort(remote), remote // keeps the caller's net.Addr type
 	return c
 }
 
@@ -122,11 +140,11 @@ func (c *Conn) run() {
 	for {
 		now := time.Now()
 		for i := 0; i < 64; i++ { // bounded burst, then look at input again
-			d := st.pollTransmit(now, buf[:0])
+			d, addrs := st.pollTransmitOn(now, buf[:0])
 			if d == nil {
 				break
 			}
-			c.t.writeTo(d, c.remote)
+			c.send(d, addrs)
 		}
 		c.publish()
 		if st.closeState == stateClosed {
@@ -155,6 +173,8 @@ func (c *Conn) run() {
 		case <-c.wakeCh:
 		case r := <-c.closeCh:
 			st.closeApplication(time.Now(), r.code, r.reason)
+		case r := <-c.migrateCh:
+			c.startMigration(time.Now(), r)
 		case <-closing:
 			closing = nil
 			st.closeApplication(time.Now(), 0, "transport closed")
@@ -163,7 +183,7 @@ func (c *Conn) run() {
 }
 
 func (c *Conn) handle(d inboundDatagram) {
-	c.state.handleDatagram(time.Now(), d.data, d.ecn)
+	c.state.handleDatagramOn(time.Now(), d.addrs, d.data, d.ecn)
 	if d.buf != nil {
 		putPacketBuffer(d.buf)
 	}
@@ -195,6 +215,7 @@ func (c *Conn) publish() {
 			tr.HandshakeComplete()
 		}
 	}
+	c.publishPath()
 	c.mu.Lock()
 	c.snapshot.stats = st.stats()
 	c.mu.Unlock()
@@ -400,11 +421,23 @@ func (c *Conn) Context() context.Context { return c.ctx }
 // HandshakeComplete returns a channel closed when the handshake completes.
 func (c *Conn) HandshakeComplete() <-chan struct{} { return c.handshakeDone }
 
-// LocalAddr returns the local address.
-func (c *Conn) LocalAddr() net.Addr { return c.t.Conn.LocalAddr() }
+// LocalAddr returns the local address: the address of the socket the
+// connection sends from, which changes when it migrates.
+func (c *Conn) LocalAddr() net.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.local
+}
 
-// RemoteAddr returns the peer's address.
-func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+// RemoteAddr returns the peer's address. It changes when the connection
+// moves to another path: the peer migrated or its NAT rebound (on a
+// server, which validates the new address and reverts if that fails), or
+// the client moved to a preferred address.
+func (c *Conn) RemoteAddr() net.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.remote
+}
 
 // ConnectionState describes the connection once the handshake completed.
 type ConnectionState struct {

@@ -34,6 +34,8 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 		c.localIDs.onFrameAcked(f.Extra)
 	case f.Type == wire.FrameTypeRetireConnectionID:
 		c.peerIDs.onFrameAcked(f.Extra)
+	case f.Type == wire.FrameTypePing && f.Extra == pmtuProbeMarker:
+		c.pmtuOnProbeAcked(int(f.Length))
 	}
 }
 
@@ -54,6 +56,10 @@ func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.Fra
 		c.localIDs.onFrameLost(f.Extra)
 	case f.Type == wire.FrameTypeRetireConnectionID:
 		c.peerIDs.onFrameLost(f.Extra)
+	case f.Type == wire.FrameTypePing:
+		if f.Extra == pmtuProbeMarker {
+			c.pmtuOnProbeLost(int(f.Length))
+		}
 	default:
 		c.streams.onFrameLost(f)
 	}

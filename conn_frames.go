@@ -12,6 +12,7 @@ import (
 // space and reports whether the packet was ack-eliciting.
 func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.PacketType, payload []byte) (ackEliciting bool, err error) {
 	f := &c.rxFrame
+	c.rxNonProbing = false
 	for len(payload) > 0 {
 		n, err := wire.ParseFrame(payload, f, 0)
 		if err != nil {
@@ -26,6 +27,9 @@ func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.
 		}
 		if f.Type.IsAckEliciting() {
 			ackEliciting = true
+		}
+		if !isProbingFrame(f.Type) {
+			c.rxNonProbing = true
 		}
 		if err := c.handleFrame(now, space, f); err != nil {
 			return false, err
@@ -89,11 +93,14 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 	case t == wire.FrameTypePathChallenge:
 		// "On receiving a PATH_CHALLENGE frame, an endpoint MUST respond
 		// by echoing the data contained in the PATH_CHALLENGE frame in a
-		// PATH_RESPONSE frame." (RFC 9000, Section 8.2.2)
-		c.pathResponse, c.pathResponseToSend = f.PathChallenge.Data, true
+		// PATH_RESPONSE frame." (RFC 9000, Section 8.2.2) It goes on
+		// the path the challenge came on.
+		p := c.rxPath()
+		p.response, p.responseToSend = f.PathChallenge.Data, true
 		return nil
 	case t == wire.FrameTypePathResponse:
-		return nil // no path validation in progress yet
+		c.onPathResponse(now, f.PathResponse.Data)
+		return nil
 	case t == wire.FrameTypeConnectionClose || t == wire.FrameTypeConnectionCloseApp:
 		c.handleConnectionClose(now, f.ConnectionClose)
 		return nil

@@ -9,10 +9,16 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// handleDatagram processes one received UDP datagram: each coalesced
+// handleDatagram processes one received UDP datagram on the active path;
+// handleDatagramOn is the same for a datagram whose addresses are known.
+func (c *connState) handleDatagram(now time.Time, d []byte, ecn ackhandler.ECNMark) {
+	c.handleDatagramOn(now, pathAddrs{}, d, ecn)
+}
+
+// processDatagram processes one received UDP datagram: each coalesced
 // packet in turn (RFC 9000, Section 12.2). The datagram's memory is only
 // borrowed for the call; packets are decrypted in place.
-func (c *connState) handleDatagram(now time.Time, d []byte, ecn ackhandler.ECNMark) {
+func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNMark) {
 	if c.closeState == stateClosed || c.closeState == stateDraining {
 		return
 	}
@@ -193,6 +199,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		return
 	}
 	c.rxPacketType = pt
+	largest := sp.recv.LargestReceived()
 	if err := wire.CheckPayloadNotEmpty(payload); err != nil {
 		c.closeWithError(now, err)
 		return
@@ -207,6 +214,9 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	}
 	sp.recv.OnPacket(now, pn, ackEliciting, ecn)
 	c.packetsReceived++
+	if pt == wire.PacketType1RTT {
+		c.onPathPacket(now, largest == wire.InvalidPacketNumber || pn > largest)
+	}
 	if tr := c.config.Tracer; tr != nil && tr.PacketReceived != nil {
 		tr.PacketReceived(pt, pn, len(payload))
 	}

@@ -39,6 +39,9 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		return c.appendClosePackets(now, buf[:0])
 	}
 	c.streams.processAttention(now)
+	if b, ok := c.pollPathProbe(now, buf); ok {
+		return b
+	}
 	limit := c.maxDatagramSize
 	if !c.addressValidated {
 		// "Prior to validating the client address, servers MUST NOT send
@@ -51,7 +54,22 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		}
 		limit = min(limit, int(allowance))
 	}
+	active := c.activePath()
+	if a := c.pathAllowance(active); a >= 0 {
+		// The same limit on a path the peer moved to, until it is
+		// validated (RFC 9000, Section 9.3.1).
+		if a < minPacketRoom+16 {
+			return nil
+		}
+		limit = min(limit, a)
+	}
 	mode := c.sendMode(now)
+	if size := c.pmtuProbeSize(now); size > 0 && size <= cap(buf) && mode != sendProbe {
+		b := c.appendPMTUProbe(now, buf[:0], size)
+		c.bytesSent += uint64(len(b))
+		active.sent += uint64(len(b))
+		return b
+	}
 	b := buf[:0]
 	// "A client MUST expand the payload of all UDP datagrams carrying
 	// Initial packets to at least the smallest allowed maximum datagram
@@ -72,6 +90,11 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		padTo := 0
 		if padDatagram && c.isLastSpaceToSend(now, s, mode) {
 			padTo = min(minInitialPacketSize, limit)
+		}
+		if s == ackhandler.SpaceApplication && c.has1RTT() && c.activePathFramesPending() {
+			// Datagrams with PATH_CHALLENGE or PATH_RESPONSE are expanded
+			// to 1200 bytes (RFC 9000, Sections 8.2.1 and 8.2.2).
+			padTo = max(padTo, min(minInitialPacketSize, limit))
 		}
 		start := len(b)
 		var pt wire.PacketType
@@ -95,6 +118,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		b = c.appendPaddingPacket(now, b, min(minInitialPacketSize, limit)-len(b))
 	}
 	c.bytesSent += uint64(len(b))
+	active.sent += uint64(len(b))
 	return b
 }
 
@@ -107,6 +131,9 @@ func (c *connState) wantsToSend(now time.Time, s ackhandler.Space, mode sendMode
 	}
 	if mode == sendProbe && c.sent.ProbeSpace() != s {
 		mode = sendAckOnly
+	}
+	if s == ackhandler.SpaceApplication && pt == wire.PacketType1RTT && c.activePathFramesPending() {
+		return true
 	}
 	return ackDue(sp, now) || c.hasDataToSend(s, pt, mode)
 }
@@ -185,6 +212,11 @@ func (c *connState) appendPacket(now time.Time, b []byte, s ackhandler.Space, ro
 				c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeAck, Offset: uint64(sp.ackFrame.LargestAcked())})
 			}
 		}
+	}
+	if pt == wire.PacketType1RTT {
+		var elicit bool
+		b, elicit = c.appendActivePathFrames(now, b, end)
+		ackEliciting = ackEliciting || elicit
 	}
 	if mode != sendAckOnly {
 		var elicit bool
@@ -333,7 +365,7 @@ func (c *connState) hasDataToSend(s ackhandler.Space, pt wire.PacketType, mode s
 	if s != ackhandler.SpaceApplication {
 		return false
 	}
-	return c.handshakeDoneToSend || c.pathResponseToSend || c.pingToSend || c.controlFramesPending() || c.datagrams.hasSend() ||
+	return c.handshakeDoneToSend || c.pingToSend || c.controlFramesPending() || c.datagrams.hasSend() ||
 		(pt == wire.PacketType1RTT || pt == wire.PacketType0RTT) && c.streams.hasDataToSend()
 }
 
@@ -346,10 +378,6 @@ func (c *connState) appendFrames(now time.Time, b []byte, end int, s ackhandler.
 			b = append(b, byte(wire.FrameTypeHandshakeDone))
 			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeHandshakeDone})
 			c.handshakeDoneToSend = false
-		}
-		if c.pathResponseToSend && end-len(b) >= 9 {
-			b = wire.PathResponseFrame{Data: c.pathResponse}.Append(b)
-			c.pathResponseToSend = false
 		}
 		b = c.appendControlFrames(now, b, end)
 	}

@@ -191,7 +191,8 @@ func TestSimStatelessReset(t *testing.T) {
 		{"other key", bytes.Repeat([]byte{1}, 32), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newSimPair(t, testLink, &Config{MaxIdleTimeout: 10 * time.Second}, 47)
+			// Without PMTU probes, which would add datagrams of their own.
+			p := newSimPair(t, testLink, &Config{MaxIdleTimeout: 10 * time.Second, DisablePathMTUDiscovery: true}, 47)
 			var err error
 			if p.server.resetter, err = handshake.NewStatelessResetter(key); err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"io"
 	"math/big"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -72,6 +73,17 @@ type simEndpoint struct {
 	droppedIn, droppedOut int
 	sentOut               int
 	lastSent              time.Time
+	// onSend, if set, sees every datagram sent, its addresses and whether
+	// it carries a new PATH_CHALLENGE.
+	onSend func(from, to netsim.Addr, d []byte, challenge bool)
+	// preferred, on a server, is the preferred address it offers.
+	preferred *wire.PreferredAddress
+}
+
+// simAddr is the inverse of netsim.Addr.AddrPort.
+func simAddr(ap netip.AddrPort) netsim.Addr {
+	b := ap.Addr().As4()
+	return netsim.Addr{Host: uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), Port: ap.Port()}
 }
 
 func (e *simEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
@@ -86,7 +98,7 @@ func (e *simEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
 			return
 		}
 	}
-	e.c.handleDatagram(now, d.Payload, ackhandler.ECNMark(d.ECN))
+	e.c.handleDatagramOn(now, pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, d.Payload, ackhandler.ECNMark(d.ECN))
 }
 
 func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
@@ -97,6 +109,7 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
 	c, err := newConnState(now, wire.RoleServer, e.serverCfg, connParams{
 		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
 		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed, statelessReset: e.resetter,
+		path: pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, preferredAddress: e.preferred,
 	})
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)
@@ -122,7 +135,8 @@ func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 		return
 	}
 	for i := 0; i < 64; i++ {
-		d := e.c.pollTransmit(now, e.buf[:0])
+		challenges := e.c.paths.challengesSent
+		d, addrs := e.c.pollTransmitOn(now, e.buf[:0])
 		if d == nil {
 			return
 		}
@@ -132,7 +146,17 @@ func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 		}
 		e.sentOut++
 		e.lastSent = now
-		out.Send(e.peer, d, netsim.NotECT)
+		from, to := out.Local(), e.peer
+		if addrs.remote.IsValid() {
+			to = simAddr(addrs.remote)
+		}
+		if addrs.local.IsValid() {
+			from = simAddr(addrs.local)
+		}
+		if e.onSend != nil {
+			e.onSend(from, to, d, e.c.paths.challengesSent > challenges)
+		}
+		out.SendFrom(from, to, d, netsim.NotECT)
 	}
 }
 
@@ -183,7 +207,7 @@ func newSimPairTLS(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint6
 	cfgD := cfg.withDefaults()
 	cc, err := newConnState(sim.Now(), wire.RoleClient, cfgD, connParams{
 		tls: ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
-		version: wire.Version1, seed: seed,
+		version: wire.Version1, seed: seed, path: pathAddrs{local: caddr.AddrPort(), remote: saddr.AddrPort()},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -118,9 +118,19 @@ type connState struct {
 	// is valid only during the call.
 	onFrame func(space ackhandler.Space, f *wire.Frame)
 
-	datagrams          datagramQueue
-	pathResponse       [8]byte
-	pathResponseToSend bool
+	datagrams datagramQueue
+
+	// Network paths (RFC 9000, Section 9; conn_path.go), and what
+	// processing the current datagram learned about its path.
+	paths        paths
+	rxNonProbing bool // the packet has a non-probing frame
+	rxMigrate    bool // a new path to migrate to once it has a place
+	txPath       int  // the path of the datagram pollTransmit returns
+	// ccw is cc: the controller of the active path, behind a wrapper
+	// that can swap it and keeps probes out of congestion control.
+	ccw    *pathController
+	ccSeed uint64
+	pmtud  pmtuDiscovery // path MTU discovery (conn_pmtud.go)
 
 	events connEvents
 
@@ -198,6 +208,12 @@ type connParams struct {
 	// newToken, on a server, is a NEW_TOKEN token to send once the
 	// handshake completes.
 	newToken []byte
+	// path is the handshake path's addresses, if known.
+	path pathAddrs
+	// preferredAddress, on a server, is the address to offer in the
+	// preferred_address transport parameter (RFC 9000, Section 9.6); its
+	// connection ID and token are made here.
+	preferredAddress *wire.PreferredAddress
 }
 
 func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
@@ -240,14 +256,17 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	}
 	c.localConnID = c.localIDs.initial()
 	c.peerIDs.init(p.peerConnID, defaultActiveConnIDLimit)
-	c.cc = congestion.New(cfg.Congestion, congestion.ControllerConfig{
-		RTT: c.rtt, MaxDatagramSize: c.maxDatagramSize, Seed: p.seed,
-	})
+	c.ccSeed = p.seed
+	c.ccw = newPathController(c.newController())
+	c.cc = c.ccw
+	c.paths.init(true)
+	c.paths.list[0].addrs = p.path
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{
 		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed,
 	})
+	c.initPMTUD()
 	for s := range c.spaces {
 		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))
 		c.spaces[s].cryptoRecv = newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps)
@@ -292,6 +311,13 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	return c, nil
 }
 
+// newController makes a congestion controller in its initial state.
+func (c *connState) newController() congestion.Controller {
+	return congestion.New(c.config.Congestion, congestion.ControllerConfig{
+		RTT: c.rtt, MaxDatagramSize: c.maxDatagramSize, Seed: c.ccSeed,
+	})
+}
+
 // ourTransportParameters builds the transport parameters this endpoint
 // sends (RFC 9000, Section 18.2).
 func (c *connState) ourTransportParameters(p connParams) wire.TransportParameters {
@@ -307,8 +333,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	tp.InitialMaxStreamsBidi = uint64(max(cfg.MaxIncomingStreams, 0))
 	tp.InitialMaxStreamsUni = uint64(max(cfg.MaxIncomingUniStreams, 0))
 	tp.MaxAckDelay = defaultMaxAckDelay
-	// Receive buffers hold maxUDPPayloadSize bytes; until path MTU
-	// discovery exists, larger datagrams are neither sent nor accepted.
+	// Receive buffers hold maxUDPPayloadSize bytes: larger datagrams are
+	// neither accepted nor, whatever path MTU discovery finds, sent
+	// (Config.MaxPacketSize is capped at it).
 	tp.MaxUDPPayloadSize = maxUDPPayloadSize
 	tp.ActiveConnectionIDLimit = defaultActiveConnIDLimit
 	tp.InitialSourceConnectionID, tp.HasInitialSourceConnectionID = c.localConnID, true
@@ -331,7 +358,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 			tp.RetrySourceConnectionID, tp.HasRetrySourceConnectionID = p.retrySrcConnID, true
 		}
 		tp.StatelessResetToken, tp.HasStatelessResetToken = c.localIDs.initialResetToken(), true
+		c.offerPreferredAddress(&tp, p.preferredAddress)
 	}
+	tp.DisableActiveMigration = cfg.DisableActiveMigration
 	return tp
 }
 
@@ -501,12 +530,19 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 	if p.HasStatelessResetToken {
 		c.peerIDs.setInitialResetToken(p.StatelessResetToken)
 	}
+	if p.HasPreferredAddress && c.role == wire.RoleClient {
+		pa := p.PreferredAddress
+		if err := c.peerIDs.addPreferredAddress(pa.ConnectionID, pa.StatelessResetToken); err != nil {
+			return err
+		}
+	}
 	c.rtt.SetMaxAckDelay(p.MaxAckDelay)
 	c.connSend.OnMaxData(p.InitialMaxData)
 	c.streams.onPeerParams(p)
 	if p.MaxUDPPayloadSize < uint64(c.maxDatagramSize) {
 		c.maxDatagramSize = int(p.MaxUDPPayloadSize)
 	}
+	c.pmtuOnPeerParams(p.MaxUDPPayloadSize)
 	// "Each endpoint advertises a max_idle_timeout, but the effective
 	// value at an endpoint is computed as the minimum of the two
 	// advertised values (or the sole advertised value, if only one
@@ -557,6 +593,7 @@ func (c *connState) confirmHandshake(now time.Time) {
 	if c.oneRTT != nil {
 		c.oneRTT.SetHandshakeConfirmed()
 	}
+	c.migrateToPreferredAddress(now)
 }
 
 // dropSpace discards the keys and state of a packet number space

@@ -26,6 +26,12 @@ type ConnectionStats struct {
 	// DatagramsDropped counts received datagrams dropped because the
 	// connection's queue was full.
 	DatagramsDropped uint64
+	// MaxDatagramSize is the largest UDP payload the connection sends
+	// now, as path MTU discovery found it.
+	MaxDatagramSize int
+	// Migrations counts the moves to another network path (the client's
+	// or the server's view).
+	Migrations int
 }
 
 func (c *connState) stats() ConnectionStats {
@@ -35,7 +41,8 @@ func (c *connState) stats() ConnectionStats {
 		CongestionState: c.cc.State().Phase,
 		BytesSent:       c.bytesSent, BytesReceived: c.bytesReceived,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsReceived, PacketsLost: c.sent.LostPackets(),
-		OpenStreams: c.streams.openCount(),
+		OpenStreams:     c.streams.openCount(),
+		MaxDatagramSize: c.maxDatagramSize, Migrations: c.paths.migrations,
 	}
 	if c.oneRTT != nil {
 		s.KeyUpdates = c.oneRTT.Updates()

@@ -26,6 +26,9 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	}
 	earliest(c.sent.LossDetectionDeadline())
 	for s := range c.spaces {
+		if c.pathBlocked() {
+			break // nothing can be sent before the peer sends more
+		}
 		// A server that received 0-RTT packets cannot acknowledge them
 		// before it has 1-RTT keys: the ACK waits for the keys, not for a
 		// timer (ACK frames are not allowed in 0-RTT packets either).
@@ -37,6 +40,8 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.idleDeadline)
 	earliest(c.handshakeTimeout)
 	earliest(c.keepAliveDeadline())
+	earliest(c.pathDeadline())
+	earliest(c.pmtuDeadline())
 	if c.oneRTT != nil {
 		earliest(c.oneRTT.NextDeadline())
 	}
@@ -72,7 +77,13 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 	if d := c.sent.LossDetectionDeadline(); !d.IsZero() && !now.Before(d) {
 		c.sent.OnLossDetectionTimeout(now)
+		c.pmtuOnPTO()
 	}
+	c.onPathTimers(now)
+	if c.closeState != stateActive {
+		return
+	}
+	c.onPMTUTimer(now)
 	if c.oneRTT != nil {
 		c.oneRTT.OnTimeout(now)
 		c.oneRTT.SetPTO(c.rtt.PTO(true))

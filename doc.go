@@ -36,6 +36,17 @@
 // load) and gives clients NEW_TOKEN tokens for their next connection
 // (Config.TokenStore), all protected by Transport.TokenKey.
 //
+// # Paths
+//
+// A connection survives a change of the client's address: a server
+// follows a client whose NAT rebinds or that migrates, after validating
+// the new address, and reverts if the validation fails. A client moves to
+// another socket with Conn.Migrate, and to a server's preferred address
+// (Listener.SetPreferredAddress) on its own. Each side discovers the
+// largest datagram its path carries (Config.MaxPacketSize,
+// Config.DisablePathMTUDiscovery). The README's Paths section has the
+// details.
+//
 // # Layers
 //
 //	application ── Conn, Stream, SendStream, ReceiveStream (this package)

@@ -29,6 +29,8 @@ type Listener struct {
 	// earlyDatagrams holds 0-RTT datagrams that arrived before their
 	// connection's Initial; only the Transport's read loop touches it.
 	earlyDatagrams []earlyDatagram
+	// preferred is set by SetPreferredAddress (listener_preferred.go).
+	preferred atomic.Pointer[listenerPreferred]
 }
 
 // acceptQueueLen bounds connections whose handshake completed but that
@@ -123,6 +125,8 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		cp.newToken = l.t.tokens.AppendNewToken(nil, now, ap.Addr())
 	}
 	cp.routes = connRoutes{&l.t.handlers, c}
+	cp.path = l.t.pathAddrsFor(addr)
+	l.applyPreferred(c, &cp)
 	st, err := newConnState(now, wire.RoleServer, l.config, cp)
 	if err != nil {
 		l.t.handlers.remove(hdr.DstConnID, c)
@@ -141,7 +145,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	l.handshakes.Add(1)
 	c.start(st)
 	go l.waitHandshake(c)
-	took := c.enqueue(inboundDatagram{data: d, buf: bp})
+	took := c.enqueue(inboundDatagram{data: d, buf: bp, addrs: cp.path})
 	l.deliverEarly(c, hdr.DstConnID, addr)
 	return took
 }

@@ -95,7 +95,19 @@ func (r connRoutes) addConnID(cid ConnectionID, _ wire.StatelessResetToken) bool
 	if cid.Len() == 0 {
 		return true
 	}
-	return r.h.add(cid, r.c)
+	if !r.h.add(cid, r.c) {
+		return false
+	}
+	// The connection's other Transports route it too (conn_migrate.go).
+	for _, t := range r.c.extra {
+		t.handlers.add(cid, r.c)
+	}
+	return true
 }
 
-func (r connRoutes) removeConnID(cid ConnectionID) { r.h.remove(cid, r.c) }
+func (r connRoutes) removeConnID(cid ConnectionID) {
+	r.h.remove(cid, r.c)
+	for _, t := range r.c.extra {
+		t.handlers.remove(cid, r.c)
+	}
+}

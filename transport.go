@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,9 @@ type Transport struct {
 	wg        sync.WaitGroup
 
 	resetBudget atomic.Int64 // stateless resets still allowed this second
+
+	// localAddr is the socket's local address as paths know it.
+	localAddr netip.AddrPort
 }
 
 const maxPacketBufferSize = 1500
@@ -118,6 +122,7 @@ func (t *Transport) init() error {
 			t.MaxHandshakes = 1024
 		}
 		t.handlers.init()
+		t.localAddr = t.localAddrPort()
 		t.setSocketBuffers()
 		t.closing = make(chan struct{})
 		t.wg.Add(1)
@@ -193,11 +198,11 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 		return false
 	}
 	if c := t.handlers.get(cid); c != nil {
-		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
+		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)})
 	}
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
-			return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
+			return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)})
 		}
 		t.maybeSendStatelessReset(d, cid, addr)
 		return false
@@ -363,7 +368,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
-		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey,
+		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,261 @@
+package quic
+
+import (
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/wire"
+)
+
+// Datagram Packetization Layer Path MTU Discovery (DPLPMTUD, RFC 8899, as
+// QUIC uses it: RFC 9000, Section 14.3, and RFC 8899, Section 6.3). The
+// connection starts at Config.InitialPacketSize, searches upward with
+// probe packets made of PING and PADDING, raises its maximum datagram
+// size each time a probe is acknowledged, and falls back to BASE_PLPMTU
+// when full-size packets stop getting through (a black hole).
+const (
+	// pmtuBase is BASE_PLPMTU: "When using IPv4, there is no currently
+	// equivalent size specified, and a default BASE_PLPMTU of 1200 bytes
+	// is RECOMMENDED." (RFC 8899, Section 5.1.2); QUIC's minimum.
+	pmtuBase = minInitialPacketSize
+	// pmtuMaxProbes is MAX_PROBES: "The default value of MAX_PROBES is 3."
+	// (RFC 8899, Section 5.1.2) A size is given up after so many lost
+	// probes.
+	pmtuMaxProbes = 3
+	// pmtuRaiseTimer is PMTU_RAISE_TIMER: "The PMTU_RAISE_TIMER is
+	// configured to the period a sender will continue to use the current
+	// PLPMTU, after which it reenters the Search Phase. This timer has a
+	// period of 600 seconds, as recommended by PLPMTUD [RFC4821]."
+	// (RFC 8899, Section 5.1.1)
+	pmtuRaiseTimer = 10 * time.Minute
+	// pmtuBlackHoleLosses is how many packets larger than BASE_PLPMTU, sent
+	// after the last one acknowledged, must be lost to conclude that the
+	// path stopped carrying them (RFC 8899, Section 4.3).
+	pmtuBlackHoleLosses = 3
+	// pmtuBlackHolePTOs: this many consecutive PTOs with full-size
+	// packets in flight are a black hole too (RFC 8899, Section 4.3: "a
+	// PL can detect that the path has a black hole ... when ... no
+	// acknowledgment is received").
+	pmtuBlackHolePTOs = 3
+	// defaultMaxPacketSize is Config.MaxPacketSize's default: an Ethernet
+	// MTU of 1500 less the IPv6 and UDP headers (1500 - 40 - 8).
+	defaultMaxPacketSize = 1452
+	// pmtuProbeMarker marks the FrameRecord of a PMTU probe's PING.
+	pmtuProbeMarker = 1
+)
+
+// pmtuDiscovery is the search state (RFC 8899, Section 5.2).
+type pmtuDiscovery struct {
+	enabled   bool
+	max       int // largest size searched: MaxPacketSize, max_udp_payload_size
+	lo, hi    int // lo is known to work; hi failed (or is max+1)
+	searching bool
+	next      time.Time // earliest time of the next probe
+	// The probe in flight.
+	probeSize     int
+	probeInFlight bool
+	failures      int // lost probes of probeSize
+	// Black hole detection.
+	largestAckedLarge int64 // largest packet number > pmtuBase acknowledged
+	lostLarge         int   // packets > pmtuBase lost since
+	blackHoles        int   // statistics
+}
+
+// initPMTUD starts the search from the initial size.
+func (c *connState) initPMTUD() {
+	cfg := c.config
+	d := &c.pmtud
+	d.enabled = !cfg.DisablePathMTUDiscovery
+	d.max = cfg.MaxPacketSize
+	if d.max == 0 {
+		d.max = defaultMaxPacketSize
+	}
+	d.max = min(max(d.max, c.maxDatagramSize), maxUDPPayloadSize)
+	d.lo, d.hi = c.maxDatagramSize, d.max+1
+	d.searching = d.enabled && d.lo < d.max
+	d.largestAckedLarge = -1
+	c.ccw.onAcked = c.pmtuOnAcked
+	c.ccw.onLost = c.pmtuOnLost
+}
+
+// pmtuOnPeerParams lowers the search's ceiling to the peer's
+// max_udp_payload_size: "An endpoint ... MUST NOT send UDP datagrams
+// larger than" it (RFC 9000, Section 18.2).
+func (c *connState) pmtuOnPeerParams(peerMax uint64) {
+	d := &c.pmtud
+	if peerMax < uint64(d.max) {
+		d.max = max(int(peerMax), pmtuBase)
+		d.hi = min(d.hi, d.max+1)
+		d.searching = d.searching && d.lo < d.max
+	}
+}
+
+// setMaxDatagramSize puts a new maximum datagram size in force.
+func (c *connState) setMaxDatagramSize(n int) {
+	c.maxDatagramSize = n
+	c.ccw.SetMaxDatagramSize(n)
+	c.pacer.SetMaxDatagramSize(n)
+}
+
+// pmtuDeadline returns when a probe is next due, or zero.
+func (c *connState) pmtuDeadline() time.Time {
+	d := &c.pmtud
+	if !d.enabled || d.probeInFlight || !c.handshakeConfirmed {
+		return time.Time{}
+	}
+	return d.next
+}
+
+// onPMTUTimer re-enters the search after PMTU_RAISE_TIMER: "the PL
+// periodically probes for a larger PLPMTU" (RFC 8899, Section 5.2).
+func (c *connState) onPMTUTimer(now time.Time) {
+	d := &c.pmtud
+	if d.enabled && !d.searching && !d.next.IsZero() && !now.Before(d.next) {
+		d.hi = d.max + 1
+		d.searching = d.lo < d.max
+		d.next = time.Time{}
+	}
+}
+
+// pmtuProbeSize returns the size of the next probe, or 0 if none is due:
+// a binary search between the largest size known to work and the
+// smallest that failed.
+func (c *connState) pmtuProbeSize(now time.Time) int {
+	d := &c.pmtud
+	if !d.enabled || !d.searching || d.probeInFlight || !c.handshakeConfirmed || !c.has1RTT() ||
+		!c.activePath().validated || (!d.next.IsZero() && now.Before(d.next)) {
+		return 0
+	}
+	if d.hi-d.lo <= 1 {
+		// Search complete (RFC 8899, Section 5.2: SEARCH_COMPLETE).
+		d.searching = false
+		d.next = now.Add(pmtuRaiseTimer)
+		return 0
+	}
+	size := (d.lo + d.hi) / 2
+	// "If a PL sender ... uses a probe packet ... it is subject to
+	// congestion control" (RFC 8899, Section 4.5.1 and 3): the probe
+	// waits for room in the window.
+	if c.sent.BytesInFlight()+size > c.cc.CongestionWindow() {
+		return 0
+	}
+	return size
+}
+
+// appendPMTUProbe appends a probe packet of exactly size bytes: "a PING
+// frame to elicit an acknowledgment ... and PADDING frames" (RFC 9000,
+// Section 14.4). It carries no data, so that its loss costs nothing to
+// resend, and the congestion controller never learns of its loss.
+func (c *connState) appendPMTUProbe(now time.Time, b []byte, size int) []byte {
+	const s = ackhandler.SpaceApplication
+	d := &c.pmtud
+	pn, pnLen := c.sent.NextPacketNumber(s)
+	h := wire.ShortHeader{DstConnID: c.peerIDs.active(), KeyPhase: c.oneRTT.KeyPhase() == 1}
+	b = h.Append(b, pn, pnLen)
+	pnOff := len(b) - pnLen
+	b = append(b, byte(wire.FrameTypePing))
+	if need := max(size-16-len(b), pnOff+pnLen+handshake.MinPayloadLen(pnLen)-len(b)); need > 0 {
+		b = append(b, make([]byte, need)...)
+	}
+	c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing, Extra: pmtuProbeMarker, Length: uint64(size)})
+	c.ccw.ignorePacket(int64(pn))
+	d.probeSize, d.probeInFlight = size, true
+	return c.sealPacket(now, b, 0, pnOff, pnLen, pn, s, wire.PacketType1RTT, true, true)
+}
+
+// pmtuOnProbeAcked raises the maximum datagram size to a probe's size
+// (RFC 8899, Section 5.2: a probe acknowledged confirms the size).
+func (c *connState) pmtuOnProbeAcked(size int) {
+	d := &c.pmtud
+	d.probeInFlight, d.failures = false, 0
+	if size <= d.lo {
+		return
+	}
+	d.lo = size
+	if d.hi <= size {
+		d.hi = d.max + 1
+	}
+	if size > c.maxDatagramSize {
+		c.setMaxDatagramSize(size)
+	}
+}
+
+// pmtuOnProbeLost counts a lost probe; after MAX_PROBES losses the size
+// is too big: "If the number of probes sent ... reaches MAX_PROBES, the
+// PL ... determines that the probed size is not supported" (RFC 8899,
+// Section 5.2).
+func (c *connState) pmtuOnProbeLost(size int) {
+	d := &c.pmtud
+	d.probeInFlight = false
+	if size != d.probeSize {
+		return
+	}
+	d.failures++
+	if d.failures >= pmtuMaxProbes {
+		d.failures = 0
+		d.hi = min(d.hi, size)
+	}
+}
+
+// pmtuOnAcked and pmtuOnLost watch the packets larger than BASE_PLPMTU:
+// when several sent after the last one acknowledged are lost, the path
+// no longer carries them (a black hole). Congestion losses do not look
+// like this, as packets sent after them get through.
+func (c *connState) pmtuOnAcked(pn int64, bytes int) {
+	d := &c.pmtud
+	if bytes > pmtuBase && pn > d.largestAckedLarge {
+		d.largestAckedLarge = pn
+		d.lostLarge = 0
+	}
+}
+
+func (c *connState) pmtuOnLost(pn int64, bytes int) {
+	d := &c.pmtud
+	if !d.enabled || bytes <= pmtuBase || bytes > c.maxDatagramSize || pn <= d.largestAckedLarge {
+		// Small packets, packets from before a fallback, and packets sent
+		// before a large one got through say nothing about the MTU.
+		return
+	}
+	d.lostLarge++
+	if d.lostLarge >= pmtuBlackHoleLosses {
+		c.pmtuBlackHole()
+	}
+}
+
+// pmtuOnPTO treats pmtuBlackHolePTOs consecutive PTOs as a black hole
+// when the connection sends packets larger than BASE_PLPMTU: with every
+// full-size packet lost, nothing is acknowledged and loss detection
+// alone would never see it.
+func (c *connState) pmtuOnPTO() {
+	if c.pmtud.enabled && c.handshakeConfirmed && c.sent.PTOCount() >= pmtuBlackHolePTOs && c.maxDatagramSize > pmtuBase {
+		c.pmtuBlackHole()
+	}
+}
+
+// pmtuBlackHole falls back to BASE_PLPMTU and searches again: "Black hole
+// detection is triggered ... the PL ... sets the PLPMTU to the
+// BASE_PLPMTU" (RFC 8899, Section 5.2, BASE state). Probes are lost
+// anyway (their losses are ignored), so nothing else needs cleaning.
+func (c *connState) pmtuBlackHole() {
+	d := &c.pmtud
+	failed := c.maxDatagramSize
+	d.blackHoles++
+	d.lostLarge = 0
+	d.lo, d.hi = pmtuBase, failed
+	d.failures, d.next = 0, time.Time{}
+	d.searching = d.lo < d.hi-1
+	c.setMaxDatagramSize(pmtuBase)
+}
+
+// pmtuOnNewPath restarts discovery on a new path, whose MTU is unknown,
+// from the initial size.
+func (c *connState) pmtuOnNewPath() {
+	d := &c.pmtud
+	size := min(c.config.InitialPacketSize, d.max)
+	d.lo, d.hi = size, d.max+1
+	d.searching = d.enabled && d.lo < d.max
+	d.probeInFlight, d.failures, d.next, d.lostLarge = false, 0, time.Time{}, 0
+	d.largestAckedLarge = int64(c.sent.LargestAcked(ackhandler.SpaceApplication))
+	c.setMaxDatagramSize(size)
+}
