@@ -87,7 +87,7 @@ func Presets() []Preset {
 // overflow go to the flow whose packets happen to arrive just after a
 // departure, not in proportion to the flows' rates. Floyd and Jacobson
 // break the effect with a random delay of the order of the bottleneck's
-// service time; 1 ms is ten service times of a 1,252-byte packet at
+// service time; 1 ms is about eight service times of a 1,480-byte packet at
 // 100 Mbit/s and 2.5% of the 40 ms RTT, well within what hosts show.
 const FairnessJitter = time.Millisecond
 

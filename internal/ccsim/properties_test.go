@@ -119,7 +119,7 @@ func TestPropertyUtilisationOneBDP(t *testing.T) {
 // The cause is the draft's response to loss outside bandwidth probing
 // (Section 5.5.10.3): at the end of every round trip with any loss,
 // bw_shortterm = max(bw_latest, 0.7*bw_shortterm), and likewise for
-// inflight_shortterm. With 1% random loss nearly every round of about 400
+// inflight_shortterm. With 1% random loss nearly every round of about 340
 // packets has a loss, and bw_latest and inflight_latest, measured while
 // pacing at 99% of bw with ~1% of the data lost, sit just below the
 // bounds, so in ProbeBW_CRUISE the rate steps down by about 0.6% per
