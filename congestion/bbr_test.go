@@ -976,3 +976,70 @@ func TestBBRRandomEvents(t *testing.T) {
 		}
 	}
 }
+
+// Section 5.5.10.3: outside bandwidth probing, "Upon the ACK at the end of
+// each round that encountered a newly-marked loss, the flow updates its
+// model ... bw_shortterm = max(bw_latest, BBR.Beta * BBR.bw_shortterm)",
+// and Section 5.3.3.8.3: "the steady-state (non-bandwidth-probing) BBR
+// response to a non-application-limited round trip with X% packet loss is
+// to reduce the sending rate by X% ... the BBR sending rate after N rounds
+// of packet loss at a rate loss_rate is reduced to (1 - loss_rate)^N",
+// until ProbeBW_REFILL "resets the short-term model parameters". With 1%
+// random loss in ProbeBW_CRUISE the rate therefore steps down by about 1%
+// per round, never by the 30% of BBR.Beta, and comes back at the next
+// bandwidth probe: the behaviour behind the simulated utilisation at 1%
+// loss (internal/ccsim, TestPropertyUtilisationOnePercentLoss).
+func TestBBRRandomLossInCruiseLowersShortTermModelGradually(t *testing.T) {
+	// 100 Mbit/s and 40 ms: about 400 packets per round, so that nearly
+	// every round has a loss, as in the simulated property.
+	p := newBBRTestPath(t, 10*bbrTestRate, bbrTestDelay, 0)
+	p.run(10*time.Second, func() bool { return p.b.state == bbrProbeBWCruise && p.elapsed() > time.Second })
+	if p.b.state != bbrProbeBWCruise || p.b.bwShortterm != bbrInfBW {
+		t.Fatalf("state %s bw_shortterm %d, want cruise with no short-term bound", p.b.state, p.b.bwShortterm)
+	}
+	maxBw := p.b.maxBw
+	rng := rand.New(rand.NewPCG(1, 2))
+	p.drop = func(*bbrTestPath) bool { return rng.IntN(100) == 0 }
+	var steps, reset int
+	minRatio := 1.0
+	prev := p.b.bwShortterm
+	p.onEvent = func(p *bbrTestPath) {
+		cur := p.b.bwShortterm
+		switch {
+		case cur == prev:
+		case cur == bbrInfBW:
+			reset++ // ResetShortTermModel (REFILL or ProbeRTT exit)
+		case prev == bbrInfBW:
+			// InitLowerBounds: "BBR.bw_shortterm = BBR.max_bw", then
+			// LossLowerBounds.
+			if cur < rateMulDiv(p.b.maxBw, bbrBeta, 100) || cur > p.b.maxBw {
+				t.Errorf("%v: first bound %d outside [0.7, 1] * max_bw %d", p.elapsed(), cur, p.b.maxBw)
+			}
+			steps++
+		default:
+			if p.b.isProbingBW() {
+				t.Errorf("%v: bw_shortterm changed in %s", p.elapsed(), p.b.state)
+			}
+			r := float64(cur) / float64(prev)
+			if r < 0.7 {
+				t.Errorf("%v: bw_shortterm %d -> %d, more than BBR.Beta", p.elapsed(), prev, cur)
+			}
+			minRatio = min(minRatio, r)
+			steps++
+		}
+		prev = cur
+	}
+	p.run(p.elapsed()+3*time.Second, func() bool { return reset > 0 })
+	t.Logf("max_bw %d; %d adaptations, smallest ratio %.3f; bw_shortterm %d in %s", maxBw, steps, minRatio, p.b.bwShortterm, p.b.state)
+	if steps < 10 {
+		t.Fatalf("%d short-term adaptations in CRUISE with 1%% loss, want one per round with loss", steps)
+	}
+	// "reduce the sending rate by X%": each round's step is a few percent
+	// at most, not BBR.Beta.
+	if minRatio < 0.95 {
+		t.Errorf("a round with ~1%% loss cut bw_shortterm by %.1f%%, want a few percent", 100*(1-minRatio))
+	}
+	if reset == 0 || p.b.bwShortterm != bbrInfBW {
+		t.Errorf("the short-term model was not reset by the next bandwidth probe (state %s)", p.b.state)
+	}
+}

@@ -7,9 +7,9 @@
 //
 //	go run ./example/ccsim [-scenario list] [-controller list] [-seed n]
 //
-// Scenarios are 1bdp, loss1, 5bdp, fairness and transferloss (default
-// all); controllers newreno, cubic and bbr (default all). Every run is
-// identical for the same seed. It exits with status 0 on success, 1 if a
+// Scenarios are 1bdp, loss1, 5bdp, fairness, fairness-nojitter and
+// transferloss (default all); controllers newreno, cubic and bbr (default
+// all). Every run is identical for the same seed. It exits with status 0 on success, 1 if a
 // run failed (a flow reported an error) and 2 on a usage error.
 package main
 
