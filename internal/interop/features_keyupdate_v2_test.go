@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"testing"
-	"time"
 
 	quicgo "github.com/quic-go/quic-go"
 	ours "github.com/quicstack/quic"
@@ -49,95 +48,46 @@ func echoUntilKeyUpdates(t *testing.T, ctx context.Context, peer peerConn, c fun
 // the peer; the data survives and the peer follows each update.
 func TestFeaturesOurKeyUpdate(t *testing.T) {
 	conf := &ours.Config{KeyUpdateInterval: ourKeyUpdateInterval}
-	t.Run("our client, quic-go server", func(t *testing.T) {
-		ctls, stls := testTLS(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*featureTimeout)
-		defer cancel()
-		l, err := quicgo.ListenAddr("127.0.0.1:0", stls, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		go func() {
-			for {
-				c, err := l.Accept(ctx)
-				if err != nil {
-					return
-				}
-				go serveEcho(ctx, quicGoConn{c})
-			}
-		}()
-		c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, conf)
+	// ourClient dials addr and echoes through it until enough updates.
+	ourClient := func(t *testing.T, ctx context.Context, ctls *tls.Config, addr string) {
+		c, err := ours.DialAddr(ctx, addr, ctls, conf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.CloseWithError(0, "")
 		echoUntilKeyUpdates(t, ctx, ourConn{c}, func() *ours.Conn { return c })
+	}
+	t.Run("our client, quic-go server", func(t *testing.T) {
+		ctls, stls := testTLS(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*featureTimeout)
+		defer cancel()
+		addr, _ := startQuicGoEcho(t, ctx, stls, nil)
+		ourClient(t, ctx, ctls, addr)
 	})
 	t.Run("our client, x/net/quic server", func(t *testing.T) {
 		ctls, stls := testTLS(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*featureTimeout)
 		defer cancel()
-		e, err := xquic.Listen("udp", "127.0.0.1:0", &xquic.Config{TLSConfig: stls})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close(context.Background())
-		go func() {
-			for {
-				c, err := e.Accept(ctx)
-				if err != nil {
-					return
-				}
-				go serveEcho(ctx, xConn{c})
-			}
-		}()
-		c, err := ours.DialAddr(ctx, e.LocalAddr().String(), ctls, conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.CloseWithError(0, "")
-		echoUntilKeyUpdates(t, ctx, ourConn{c}, func() *ours.Conn { return c })
+		addr, _ := startXNetEcho(t, ctx, stls, nil)
+		ourClient(t, ctx, ctls, addr)
 	})
-	// ourServer starts our echo server and returns its address and the
-	// connections it accepted.
-	ourServer := func(t *testing.T, ctx context.Context, stls *tls.Config) (string, chan *ours.Conn) {
-		l, err := ours.ListenAddr("127.0.0.1:0", stls, conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		accepted := make(chan *ours.Conn, 1)
-		go func() {
-			for {
-				c, err := l.Accept(ctx)
-				if err != nil {
-					return
-				}
-				accepted <- c
-				go serveEcho(ctx, ourConn{c})
-			}
-		}()
-		return l.Addr().String(), accepted
-	}
 	t.Run("quic-go client, our server", func(t *testing.T) {
 		ctls, stls := testTLS(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*featureTimeout)
 		defer cancel()
-		addr, accepted := ourServer(t, ctx, stls)
+		addr, accepted := startOurEcho(t, ctx, stls, conf)
 		c, err := quicgo.DialAddr(ctx, addr, ctls, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.CloseWithError(0, "")
-		srv := acceptedConn(accepted)
-		echoUntilKeyUpdates(t, ctx, quicGoConn{c}, srv)
+		echoUntilKeyUpdates(t, ctx, quicGoConn{c}, acceptedConn(accepted))
 	})
 	t.Run("x/net/quic client, our server", func(t *testing.T) {
 		ctls, stls := testTLS(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*featureTimeout)
 		defer cancel()
-		addr, accepted := ourServer(t, ctx, stls)
+		addr, accepted := startOurEcho(t, ctx, stls, conf)
 		e, err := xquic.Listen("udp", "127.0.0.1:0", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -148,8 +98,7 @@ func TestFeaturesOurKeyUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Abort(nil)
-		srv := acceptedConn(accepted)
-		echoUntilKeyUpdates(t, ctx, xConn{c}, srv)
+		echoUntilKeyUpdates(t, ctx, xConn{c}, acceptedConn(accepted))
 	})
 }
 
@@ -159,28 +108,12 @@ func TestFeaturesOurKeyUpdate(t *testing.T) {
 // upgrade from a version 1 first flight is tested between our own
 // endpoints (conn_sim_version_test.go and TestVersionUpgradeOverUDP).
 func TestFeaturesVersion2(t *testing.T) {
-	v2 := []wire.Version{wire.Version2, wire.Version1}
 	t.Run("our client, quic-go server", func(t *testing.T) {
 		ctls, stls := testTLS(t)
 		ctx, cancel := context.WithTimeout(context.Background(), featureTimeout)
 		defer cancel()
-		l, err := quicgo.ListenAddr("127.0.0.1:0", stls, &quicgo.Config{Versions: []quicgo.Version{quicgo.Version2, quicgo.Version1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		accepted := make(chan *quicgo.Conn, 1)
-		go func() {
-			for {
-				c, err := l.Accept(ctx)
-				if err != nil {
-					return
-				}
-				accepted <- c
-				go serveEcho(ctx, quicGoConn{c})
-			}
-		}()
-		c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, &ours.Config{Versions: v2})
+		addr, accepted := startQuicGoEcho(t, ctx, stls, &quicgo.Config{Versions: []quicgo.Version{quicgo.Version2, quicgo.Version1}})
+		c, err := ours.DialAddr(ctx, addr, ctls, &ours.Config{Versions: []wire.Version{wire.Version2, wire.Version1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,23 +132,8 @@ func TestFeaturesVersion2(t *testing.T) {
 		ctls, stls := testTLS(t)
 		ctx, cancel := context.WithTimeout(context.Background(), featureTimeout)
 		defer cancel()
-		l, err := ours.ListenAddr("127.0.0.1:0", stls, nil) // default: versions 1 and 2
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		accepted := make(chan *ours.Conn, 1)
-		go func() {
-			for {
-				c, err := l.Accept(ctx)
-				if err != nil {
-					return
-				}
-				accepted <- c
-				go serveEcho(ctx, ourConn{c})
-			}
-		}()
-		c, err := quicgo.DialAddr(ctx, l.Addr().String(), ctls, &quicgo.Config{Versions: []quicgo.Version{quicgo.Version2}})
+		addr, accepted := startOurEcho(t, ctx, stls, nil) // default: versions 1 and 2
+		c, err := quicgo.DialAddr(ctx, addr, ctls, &quicgo.Config{Versions: []quicgo.Version{quicgo.Version2}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,18 +144,13 @@ func TestFeaturesVersion2(t *testing.T) {
 		if v := c.ConnectionState().Version; v != quicgo.Version2 {
 			t.Errorf("quic-go uses %v", v)
 		}
-		select {
-		case s := <-accepted:
-			if v := s.ConnectionState().Version; v != wire.Version2 {
-				t.Errorf("we use %v", v)
-			}
-		case <-time.After(time.Second):
-			t.Error("no connection accepted")
+		if v := (<-accepted).ConnectionState().Version; v != wire.Version2 {
+			t.Errorf("we use %v", v)
 		}
 	})
 }
 
-// acceptedConn returns a function that waits for the connection our
+// acceptedConn returns a function that waits for the first connection our
 // server accepted, once, and then returns it.
 func acceptedConn(accepted chan *ours.Conn) func() *ours.Conn {
 	var c *ours.Conn

@@ -18,26 +18,11 @@ func TestFeaturesResumptionOurClientQuicGoServer(t *testing.T) {
 	ctls, stls := testTLS(t)
 	cache := newNotifyCache()
 	ctls.ClientSessionCache = cache
-	l, err := quicgo.ListenAddr("127.0.0.1:0", stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), featureTimeout)
 	defer cancel()
-	accepted := make(chan *quicgo.Conn, 2)
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			accepted <- c
-			go serveEcho(ctx, quicGoConn{c})
-		}
-	}()
+	addr, accepted := startQuicGoEcho(t, ctx, stls, nil)
 	for i, wantResumed := range []bool{false, true} {
-		c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, nil)
+		c, err := ours.DialAddr(ctx, addr, ctls, nil)
 		if err != nil {
 			t.Fatalf("connection %d: dial: %v", i+1, err)
 		}
@@ -63,26 +48,11 @@ func TestFeaturesResumptionQuicGoClientOurServer(t *testing.T) {
 	ctls, stls := testTLS(t)
 	cache := newNotifyCache()
 	ctls.ClientSessionCache = cache
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), featureTimeout)
 	defer cancel()
-	accepted := make(chan *ours.Conn, 2)
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			accepted <- c
-			go serveEcho(ctx, ourConn{c})
-		}
-	}()
+	addr, accepted := startOurEcho(t, ctx, stls, nil)
 	for i, wantResumed := range []bool{false, true} {
-		c, err := quicgo.DialAddr(ctx, l.Addr().String(), ctls, nil)
+		c, err := quicgo.DialAddr(ctx, addr, ctls, nil)
 		if err != nil {
 			t.Fatalf("connection %d: quic-go dial: %v", i+1, err)
 		}

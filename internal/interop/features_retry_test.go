@@ -218,21 +218,8 @@ func TestFeaturesKeyUpdateOurClientQuicGoServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), featureTimeout)
 	defer cancel()
 	rec := &qlogRecorder{}
-	l, err := quicgo.ListenAddr("127.0.0.1:0", stls, &quicgo.Config{Tracer: rec.tracer()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			go serveEcho(ctx, quicGoConn{c})
-		}
-	}()
-	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, nil)
+	addr, _ := startQuicGoEcho(t, ctx, stls, &quicgo.Config{Tracer: rec.tracer()})
+	c, err := ours.DialAddr(ctx, addr, ctls, nil)
 	if err != nil {
 		t.Fatalf("dial quic-go: %v", err)
 	}
@@ -251,22 +238,9 @@ func TestFeaturesKeyUpdateQuicGoClientOurServer(t *testing.T) {
 	ctls, stls := testTLS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), featureTimeout)
 	defer cancel()
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			go serveEcho(ctx, ourConn{c})
-		}
-	}()
+	addr, _ := startOurEcho(t, ctx, stls, nil)
 	rec := &qlogRecorder{}
-	c, err := quicgo.DialAddr(ctx, l.Addr().String(), ctls, &quicgo.Config{Tracer: rec.tracer()})
+	c, err := quicgo.DialAddr(ctx, addr, ctls, &quicgo.Config{Tracer: rec.tracer()})
 	if err != nil {
 		t.Fatalf("quic-go dial: %v", err)
 	}

@@ -13,25 +13,10 @@ import (
 
 func TestOurClientQuicGoServer(t *testing.T) {
 	ctls, stls := testTLS(t)
-	l, err := quicgo.ListenAddr("127.0.0.1:0", stls, &quicgo.Config{MaxIncomingStreams: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	accepted := make(chan *quicgo.Conn, 1)
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			accepted <- c
-			go serveEcho(ctx, quicGoConn{c})
-		}
-	}()
-	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, nil)
+	addr, accepted := startQuicGoEcho(t, ctx, stls, &quicgo.Config{MaxIncomingStreams: 1000})
+	c, err := ours.DialAddr(ctx, addr, ctls, nil)
 	if err != nil {
 		t.Fatalf("dial quic-go: %v", err)
 	}
@@ -52,25 +37,10 @@ func TestOurClientQuicGoServer(t *testing.T) {
 
 func TestQuicGoClientOurServer(t *testing.T) {
 	ctls, stls := testTLS(t)
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, &ours.Config{MaxIncomingStreams: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	accepted := make(chan *ours.Conn, 1)
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			accepted <- c
-			go serveEcho(ctx, ourConn{c})
-		}
-	}()
-	c, err := quicgo.DialAddr(ctx, l.Addr().String(), ctls, nil)
+	addr, accepted := startOurEcho(t, ctx, stls, &ours.Config{MaxIncomingStreams: 1000})
+	c, err := quicgo.DialAddr(ctx, addr, ctls, nil)
 	if err != nil {
 		t.Fatalf("quic-go dial: %v", err)
 	}
@@ -117,28 +87,15 @@ func TestOurClientXNetServer(t *testing.T) {
 
 func TestXNetClientOurServer(t *testing.T) {
 	ctls, stls := testTLS(t)
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, &ours.Config{MaxIncomingStreams: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			go serveEcho(ctx, ourConn{c})
-		}
-	}()
+	addr, _ := startOurEcho(t, ctx, stls, &ours.Config{MaxIncomingStreams: 1000})
 	e, err := xquic.Listen("udp", "127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	c, err := e.Dial(ctx, "udp", l.Addr().String(), &xquic.Config{TLSConfig: ctls})
+	c, err := e.Dial(ctx, "udp", addr, &xquic.Config{TLSConfig: ctls})
 	if err != nil {
 		t.Fatalf("x/net/quic dial: %v", err)
 	}
