@@ -57,6 +57,7 @@ func (c *connState) handleDatagram(now time.Time, d []byte, ecn ackhandler.ECNMa
 // Section 12.2 and RFC 9001, Section 5.5 ask; protocol errors close the
 // connection.
 func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
+	c.obs.rxSize = len(pkt)
 	if wire.IsLongHeader(pkt[0]) {
 		c.handleLongHeaderPacket(now, pkt, ecn, buffer)
 		return
@@ -79,7 +80,9 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 		}
 		if c.isStatelessReset(pkt) {
 			c.onStatelessReset(now)
+			return
 		}
+		c.traceDrop(wire.PacketType1RTT, len(pkt), DropDecryptionFailure)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], false); err != nil {
@@ -124,6 +127,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	}
 	sp := &c.spaces[space]
 	if sp.discarded || (typ == wire.PacketType0RTT && c.oneRTT != nil && c.zeroRTTOpen == nil) {
+		c.traceDrop(typ, len(pkt), DropKeyUnavailable)
 		return
 	}
 	if open == nil {
@@ -138,6 +142,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	pn := wire.DecodePacketNumber(sp.recv.LargestReceived(), trunc, pnLen)
 	payload, err := open.Open(pkt, pnOff, pnLen, pn)
 	if err != nil {
+		c.traceDrop(typ, len(pkt), DropDecryptionFailure)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], true); err != nil {
@@ -176,6 +181,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wire.PacketType, pn wire.PacketNumber, payload []byte, ecn ackhandler.ECNMark) {
 	sp := &c.spaces[space]
 	if sp.recv.IsDuplicate(pn) {
+		c.traceDrop(pt, c.obs.rxSize, DropDuplicate)
 		return
 	}
 	c.rxPacketType = pt
@@ -183,6 +189,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		c.closeWithError(now, err)
 		return
 	}
+	c.traceReceived(pt, pn, payload)
 	ackEliciting, err := c.handleFrames(now, space, pt, payload)
 	if err != nil {
 		c.closeWithError(now, err)
@@ -193,9 +200,6 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	}
 	sp.recv.OnPacket(now, pn, ackEliciting, ecn)
 	c.packetsReceived++
-	if tr := c.config.Tracer; tr != nil && tr.PacketReceived != nil {
-		tr.PacketReceived(pt, pn, len(payload))
-	}
 	// "An endpoint restarts its idle timer when a packet from its peer is
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)
@@ -206,6 +210,9 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 // choose to buffer ... packets"; the bound keeps memory fixed).
 func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
 	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
+		if buffer {
+			c.traceDrop(packetTypeOf(pkt), len(pkt), DropKeyUnavailable)
+		}
 		return
 	}
 	c.undecryptable = append(c.undecryptable, append([]byte(nil), pkt...))

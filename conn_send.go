@@ -223,6 +223,7 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 		wire.PutVarintWithLen(b[pnOff-2:], length, 2)
 	}
 	pkt := b[start:]
+	c.traceBeforeSeal(b[pnOff+pnLen:])
 	var sealed []byte
 	switch pt {
 	case wire.PacketType1RTT:
@@ -245,9 +246,7 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	inFlight := ackEliciting || padded
 	c.packetsSent++
-	if tr := c.config.Tracer; tr != nil && tr.PacketSent != nil {
-		tr.PacketSent(pt, pn, len(sealed), ackEliciting)
-	}
+	c.traceSent(pt, pn, len(sealed), ackEliciting)
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
 		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
 	})

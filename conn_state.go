@@ -127,6 +127,8 @@ type connState struct {
 	newToken       []byte
 	newTokenToSend bool
 	tokenKey       string
+
+	obs connObs // statistics and tracing (tracer_events.go)
 }
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
@@ -191,6 +193,8 @@ type connParams struct {
 	// newToken, on a server, is a NEW_TOKEN token to send once the
 	// handshake completes.
 	newToken []byte
+	// tracer, if not nil, receives the connection's events.
+	tracer *Tracer
 }
 
 func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
@@ -206,6 +210,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		retryToken:       p.token,
 		newToken:         p.newToken,
 		tokenKey:         p.tokenKey,
+		obs:              connObs{t: p.tracer},
 	}
 	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
 	if !p.version.IsSupported() {
@@ -383,6 +388,7 @@ func (c *connState) spaceForLevel(l handshake.EncryptionLevel) *packetSpace {
 
 func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 	write := ev.Kind == handshake.EventWriteSecret
+	c.traceKeyInstalled(ev.Level, write)
 	switch ev.Level {
 	case handshake.LevelHandshake:
 		sp := &c.spaces[ackhandler.SpaceHandshake]

@@ -73,6 +73,8 @@ type Transport struct {
 	wg        sync.WaitGroup
 
 	resetBudget atomic.Int64 // stateless resets still allowed this second
+
+	stats transportCounters // see Stats
 }
 
 const maxPacketBufferSize = 1500
@@ -151,6 +153,7 @@ func (t *Transport) readLoop() {
 		bp := getPacketBuffer()
 		n, addr, err := t.Conn.ReadFrom(*bp)
 		if err == nil && n > maxUDPPayloadSize {
+			t.stats.countDrop(DropTooLarge)
 			putPacketBuffer(bp) // larger than we allow: drop
 			continue
 		}
@@ -182,31 +185,41 @@ func (t *Transport) readLoop() {
 // ownership of its buffer.
 func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 	if len(d) == 0 {
+		t.stats.countDrop(DropInvalid)
 		return false
 	}
 	cidLen := t.ConnectionIDGenerator.ConnectionIDLen()
 	cid, err := wire.ParseDestConnectionID(d, cidLen)
 	if err != nil {
+		t.stats.countDrop(DropInvalid)
 		return false
 	}
 	if c := t.handlers.get(cid); c != nil {
-		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT})
+		if !c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT}) {
+			t.stats.countDrop(DropQueueFull)
+			return false
+		}
+		return true
 	}
 	if !wire.IsLongHeader(d[0]) {
+		t.stats.countDrop(DropUnknownConnection)
 		t.maybeSendStatelessReset(d, cid, addr)
 		return false
 	}
 	hdr, err := wire.ParseInvariantHeader(d, cidLen)
 	if err != nil {
+		t.stats.countDrop(DropInvalid)
 		return false
 	}
 	if !hdr.Version.IsSupported() {
+		t.stats.countDrop(DropUnsupportedVersion)
 		t.sendVersionNegotiation(d, hdr, addr)
 		return false
 	}
-	if l := t.listener.Load(); l != nil {
-		return l.handleNewConnection(d, bp, addr)
+	if l := t.listener.Load(); l != nil && l.handleNewConnection(d, bp, addr) {
+		return true
 	}
+	t.stats.countDrop(DropRejected)
 	return false
 }
 
@@ -223,6 +236,7 @@ func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, a
 	rand.Read(r[:])
 	vn := wire.AppendVersionNegotiation(nil, 0x40|r[0], hdr.SrcConnID, hdr.DstConnID,
 		[]wire.Version{wire.Version1, wire.Version2, greaseVersion(r[1:], hdr.Version)})
+	t.stats.versionNegotiationsSent.Add(1)
 	t.writeTo(vn, addr)
 }
 
@@ -261,6 +275,7 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
 	token := t.resetter.Token(cid)
 	copy(b[size-wire.StatelessResetTokenLen:], token[:])
+	t.stats.resetsSent.Add(1)
 	t.writeTo(b, addr)
 }
 
@@ -342,12 +357,15 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		token = cfg.TokenStore.Get(tokenKey)
 	}
 	c := newConn(t, addr, cfg)
+	tr := cfg.newTracer(c, true, dcid)
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey,
+		tracer: tr,
 	})
 	if err != nil {
+		tracerDone(tr)
 		return nil, err
 	}
 	c.start(st)
