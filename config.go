@@ -89,6 +89,13 @@ type Config struct {
 	// Configs of a client. Default nil: tokens are not kept.
 	TokenStore TokenStore
 
+	// KeyUpdateInterval, when positive, makes this endpoint initiate a
+	// 1-RTT key update (RFC 9001, Section 6) every KeyUpdateInterval
+	// packets it sends, when an update is allowed; for tests and interop
+	// runs that exercise key updates. Default 0: update after half the
+	// AEAD's confidentiality limit (2^22 packets for AES-GCM).
+	KeyUpdateInterval uint64
+
 	// Tracer, if not nil, is called once for each new connection, with
 	// the connection's context, its role and its original destination
 	// connection ID (the client's first Destination Connection ID, which

@@ -428,6 +428,7 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 			return err
 		}
 		c.oneRTT = keys
+		keys.SetUpdateInterval(c.config.KeyUpdateInterval)
 		c.appWrite = nil
 		c.retryUndecryptable(now)
 	}

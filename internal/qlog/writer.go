@@ -1,0 +1,221 @@
+// Package qlog writes qlog traces of QUIC connections: JSON Text Sequences
+// (RFC 7464, ".sqlog" files) following the qlog main schema
+// (draft-ietf-quic-qlog-main-schema, QlogFileSeq) and the QUIC event
+// definitions (draft-ietf-quic-qlog-quic-events). Package
+// github.com/quicstack/quic/qlog exposes it.
+//
+// Events are encoded by appending to a reused buffer, without reflection
+// or allocation per event, and written through a buffered writer.
+package qlog
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Schema URIs. Implementations of drafts must identify the event schema
+// with the draft number appended (draft-ietf-quic-qlog-quic-events,
+// Section 2.1); the QUIC events draft in ../shared/specs follows -12.
+const (
+	FileSchema          = "urn:ietf:params:qlog:file:sequential"
+	SerializationFormat = "application/qlog+json-seq"
+	QUICEventSchema     = "urn:ietf:params:qlog:events:quic-13"
+	HTTP3EventSchema    = "urn:ietf:params:qlog:events:http3-12"
+)
+
+// recordSeparator starts every JSON text of a sequence (RFC 7464).
+const recordSeparator = 0x1e
+
+// A Writer writes one trace. Its methods may be called from several
+// goroutines.
+type Writer struct {
+	mu    sync.Mutex
+	w     *bufio.Writer
+	c     io.Closer
+	start time.Time
+	buf   []byte // the event being encoded
+	err   error
+	now   func() time.Time
+}
+
+// NewWriter writes the header of a trace of one connection to w: the
+// vantage point ("client" or "server"), the original destination
+// connection ID as the group ID (hex), and a title. Close flushes and
+// closes w.
+func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
+	qw := &Writer{w: bufio.NewWriterSize(w, 64<<10), c: w, start: time.Now(), now: time.Now}
+	b := append(qw.buf[:0], recordSeparator)
+	b = append(b, `{"file_schema":"`+FileSchema+`","serialization_format":"`+SerializationFormat+`","title":`...)
+	b = appendString(b, title)
+	b = append(b, `,"trace":{"common_fields":{"ODCID":`...)
+	b = appendString(b, odcid)
+	b = append(b, `,"group_id":`...)
+	b = appendString(b, odcid)
+	b = append(b, `,"time_format":"relative_to_epoch","reference_time":{"clock_type":"system","epoch":`...)
+	b = appendString(b, qw.start.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+	b = append(b, `}},"vantage_point":{"name":"quicstack","type":`...)
+	b = appendString(b, vantage)
+	b = append(b, `},"event_schemas":["`+QUICEventSchema+`","`+HTTP3EventSchema+`"]}}`+"\n"...)
+	qw.buf = b
+	qw.flushEvent()
+	return qw
+}
+
+// Event starts an event named name and returns the buffer to append the
+// data object's members to (without braces); End finishes it. The Writer
+// is locked in between.
+func (w *Writer) Event(name string) []byte {
+	w.mu.Lock()
+	t := w.now().Sub(w.start)
+	b := append(w.buf[:0], recordSeparator)
+	b = append(b, `{"time":`...)
+	b = strconv.AppendFloat(b, float64(t.Nanoseconds())/1e6, 'f', 3, 64)
+	b = append(b, `,"name":"`...)
+	b = append(b, name...)
+	b = append(b, `","data":{`...)
+	return b
+}
+
+// End finishes the event begun by Event, whose buffer is b.
+func (w *Writer) End(b []byte) {
+	if n := len(b); b[n-1] == ',' {
+		b = b[:n-1]
+	}
+	w.buf = append(b, "}}\n"...)
+	w.flushEvent()
+	w.mu.Unlock()
+}
+
+func (w *Writer) flushEvent() {
+	if w.err == nil {
+		_, w.err = w.w.Write(w.buf)
+	}
+}
+
+// Close flushes the trace and closes the underlying writer.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.c == nil {
+		return w.err
+	}
+	if err := w.w.Flush(); w.err == nil {
+		w.err = err
+	}
+	if err := w.c.Close(); w.err == nil {
+		w.err = err
+	}
+	w.c = nil
+	return w.err
+}
+
+// Members appended to an event's data: each ends with a comma, which End
+// removes after the last one.
+
+// Str appends "key":"value",.
+func Str(b []byte, key, v string) []byte {
+	b = appendKey(b, key)
+	return append(appendString(b, v), ',')
+}
+
+// Uint appends "key":n,.
+func Uint(b []byte, key string, n uint64) []byte {
+	b = appendKey(b, key)
+	return append(strconv.AppendUint(b, n, 10), ',')
+}
+
+// Bool appends "key":true or false,.
+func Bool(b []byte, key string, v bool) []byte {
+	b = appendKey(b, key)
+	return append(strconv.AppendBool(b, v), ',')
+}
+
+// Ms appends a duration in milliseconds: "key":12.345,.
+func Ms(b []byte, key string, d time.Duration) []byte {
+	b = appendKey(b, key)
+	return append(strconv.AppendFloat(b, float64(d.Nanoseconds())/1e6, 'f', 3, 64), ',')
+}
+
+// Hex appends "key":"hex bytes",.
+func Hex(b []byte, key string, v []byte) []byte {
+	b = appendKey(b, key)
+	b = append(b, '"')
+	const digits = "0123456789abcdef"
+	for _, x := range v {
+		b = append(b, digits[x>>4], digits[x&15])
+	}
+	return append(b, '"', ',')
+}
+
+// Open appends "key":{ (or "key":[ if array); Close closes it.
+func Open(b []byte, key string, array bool) []byte {
+	b = appendKey(b, key)
+	if array {
+		return append(b, '[')
+	}
+	return append(b, '{')
+}
+
+// Close ends an object (or array) begun by Open or a bare '{'.
+func Close(b []byte, array bool) []byte {
+	if n := len(b); b[n-1] == ',' {
+		b = b[:n-1]
+	}
+	if array {
+		return append(b, ']', ',')
+	}
+	return append(b, '}', ',')
+}
+
+func appendKey(b []byte, key string) []byte {
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+// appendString appends s as a JSON string, escaping what JSON requires
+// and replacing invalid UTF-8.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			b = append(b, c)
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, `\u00`...)
+				b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// AppendString appends s as a JSON string (for keys and values built by
+// callers).
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
