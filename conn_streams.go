@@ -48,8 +48,8 @@ type streamsMap struct {
 	sendableBuf    []*stream
 	attentionSpare []*stream
 	sendableCopy   []*stream
-	closed    error // set when the connection ends
-	wake      func()
+	closed         error // set when the connection ends
+	wake           func()
 	// peerParams are the peer's transport parameters once known, for the
 	// initial send credit of new streams.
 	peerParams *wire.TransportParameters
