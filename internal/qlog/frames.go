@@ -2,6 +2,7 @@ package qlog
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -46,8 +47,7 @@ func appendFrame(b []byte, f *wire.Frame, n int) []byte {
 		// The ACK Delay is in units of 2^ack_delay_exponent microseconds;
 		// the exponent is the sender's transport parameter, which is
 		// almost always the default of 3 (RFC 9000, Section 18.2).
-		b = appendKey(b, "ack_delay")
-		b = append(strconv.AppendFloat(b, float64(a.Delay<<3)/1000, 'f', 3, 64), ',')
+		b = Ms(b, "ack_delay", time.Duration(a.Delay<<3)*time.Microsecond)
 		b = Open(b, "acked_ranges", true)
 		for _, r := range a.Ranges {
 			b = append(b, '[')

@@ -73,7 +73,7 @@ func (w *Writer) Event(name string) []byte {
 	t := w.now().Sub(w.start)
 	b := append(w.buf[:0], recordSeparator)
 	b = append(b, `{"time":`...)
-	b = strconv.AppendFloat(b, float64(t.Nanoseconds())/1e6, 'f', 3, 64)
+	b = appendMs(b, t)
 	b = append(b, `,"name":"`...)
 	b = append(b, name...)
 	b = append(b, `","data":{`...)
@@ -137,7 +137,20 @@ func Bool(b []byte, key string, v bool) []byte {
 // Ms appends a duration in milliseconds: "key":12.345,.
 func Ms(b []byte, key string, d time.Duration) []byte {
 	b = appendKey(b, key)
-	return append(strconv.AppendFloat(b, float64(d.Nanoseconds())/1e6, 'f', 3, 64), ',')
+	return append(appendMs(b, d), ',')
+}
+
+// appendMs appends d in milliseconds with three decimals (microsecond
+// resolution), faster than formatting a float.
+func appendMs(b []byte, d time.Duration) []byte {
+	us := d.Microseconds()
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendUint(b, uint64(us/1000), 10)
+	f := us % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
 // Hex appends "key":"hex bytes",.
