@@ -36,7 +36,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,10 +43,9 @@ import (
 	"time"
 
 	"github.com/quicstack/quic"
-	"github.com/quicstack/quic/http3"
 	"github.com/quicstack/quic/internal/certs"
 	"github.com/quicstack/quic/internal/cli"
-	"github.com/quicstack/quic/internal/hq"
+	"github.com/quicstack/quic/internal/serve"
 	"github.com/quicstack/quic/quicexpvar"
 )
 
@@ -57,9 +55,6 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, nil)
 	os.Exit(cli.ExitCode("server", err, os.Stderr))
 }
-
-// maxBytes bounds /bytes/N.
-const maxBytes = 10_000_000_000
 
 // run starts the server and serves until ctx is done. ready, if not nil,
 // is called with the UDP address once the server accepts connections.
@@ -121,47 +116,15 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	if kl != nil {
 		defer kl.Close()
 	}
-	tlsConf := &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		NextProtos:   []string{http3.NextProtoH3, hq.ALPN},
-		KeyLogWriter: kl,
-	}
-
-	udp, err := net.ListenPacket("udp", *listen)
+	srv, err := serve.Start(serve.Options{Addr: *listen, Cert: cert, Root: *root, KeyLog: kl,
+		Config: cli.Config(cc, *qlogDir), Retry: *retry, TCP: *tcp})
 	if err != nil {
 		return err
 	}
-	defer udp.Close()
-	tr := &quic.Transport{Conn: udp}
-	if *retry {
-		tr.RequireAddressValidation = func(net.Addr) bool { return true }
-	}
-	defer tr.Close()
-	conf := cli.Config(cc, *qlogDir)
-	conf.Allow0RTT = true
-	l, err := tr.Listen(tlsConf, conf)
-	if err != nil {
-		return err
-	}
-	addr := udp.LocalAddr().(*net.UDPAddr)
-	handler := newHandler(*root)
-	h3 := &http3.Server{Handler: handler}
-	defer h3.Close()
-
+	defer srv.Close()
+	addr, tr := srv.Addr, srv.Transport
 	protos := "UDP: h3, hq-interop"
-	var tcpSrv *http.Server
 	if *tcp {
-		tl, err := net.Listen("tcp", addr.String())
-		if err != nil {
-			return fmt.Errorf("-tcp: %w", err)
-		}
-		tcpSrv = &http.Server{
-			Handler:           altSvc(handler, addr.Port),
-			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, KeyLogWriter: kl},
-			ReadHeaderTimeout: 10 * time.Second,
-		}
-		go tcpSrv.ServeTLS(tl, "", "")
-		defer tcpSrv.Close()
 		protos += "; TCP: h2, http/1.1"
 	}
 	if *expvarAddr != "" {
@@ -185,78 +148,11 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 		ready(addr.String())
 	}
 
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			switch c.ConnectionState().TLS.NegotiatedProtocol {
-			case http3.NextProtoH3:
-				go h3.ServeConn(c)
-			case hq.ALPN:
-				go hq.ServeConn(ctx, c, handler)
-			default:
-				c.CloseWithError(0x100+120, "no application protocol") // no_application_protocol alert
-			}
-		}
-	}()
 	<-ctx.Done()
 	st := tr.Stats()
 	fmt.Fprintf(out, "server: shutting down; %d handshakes completed, %d failed, %d with 0-RTT\n",
 		st.HandshakesCompleted, st.HandshakesFailed, st.ZeroRTTAccepted)
 	return nil
-}
-
-// newHandler returns the server's pages, and the files under root.
-func newHandler(root string) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>quicstack</title></head>\n"+
-			"<body>\n<h1>quicstack server</h1>\n<p>This request arrived over %s.</p>\n"+
-			"<p>Try <a href=\"/bytes/1000000\">/bytes/1000000</a>; POST to /echo to get your body back.</p>\n</body>\n</html>\n", r.Proto)
-	})
-	mux.HandleFunc("GET /bytes/{n}", func(w http.ResponseWriter, r *http.Request) {
-		n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
-		if err != nil || n < 0 || n > maxBytes {
-			http.Error(w, "want /bytes/N with 0 <= N <= 10000000000", http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
-		buf := make([]byte, min(n, 64<<10))
-		for i := range buf {
-			buf[i] = byte('a' + i%26)
-		}
-		for n > 0 {
-			m, err := w.Write(buf[:min(n, int64(len(buf)))])
-			if err != nil {
-				return
-			}
-			n -= int64(m)
-		}
-	})
-	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
-		if ct := r.Header.Get("Content-Type"); ct != "" {
-			w.Header().Set("Content-Type", ct)
-		}
-		io.Copy(w, r.Body)
-	})
-	if root != "" {
-		mux.Handle("GET /", http.FileServer(http.Dir(root)))
-	}
-	return mux
-}
-
-// altSvc advertises HTTP/3 on the UDP port in every TCP response
-// (RFC 7838, RFC 9114 Section 3.1.1).
-func altSvc(h http.Handler, port int) http.Handler {
-	v := fmt.Sprintf(`h3=":%d"; ma=86400`, port)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Alt-Svc", v)
-		h.ServeHTTP(w, r)
-	})
 }
 
 // statsOf is the Transport whose statistics -expvar serves; expvar
