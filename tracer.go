@@ -68,7 +68,9 @@ type PacketInfo struct {
 	// KeyPhase is the Key Phase bit of a 1-RTT packet (RFC 9001,
 	// Section 6).
 	KeyPhase bool
-	// AckEliciting reports whether the packet has an ack-eliciting frame.
+	// AckEliciting reports whether a packet sent has an ack-eliciting
+	// frame; it is false for packets received (the frames in Payload
+	// tell).
 	AckEliciting bool
 	// Payload is the decrypted payload: the packet's frames, which
 	// wire.ParseFrame reads one by one. Valid only during the call.

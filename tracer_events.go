@@ -25,8 +25,7 @@ type connObs struct {
 	rxSize      int    // size of the packet being processed
 	keyUpdates  int    // 1-RTT key updates reported
 	metrics     RecoveryMetrics
-	peerParams  bool        // the peer's transport parameters were reported
-	frame       *wire.Frame // scratch for parsing received payloads
+	peerParams  bool // the peer's transport parameters were reported
 }
 
 // newTracer calls the Config's Tracer hook, if any.
@@ -118,20 +117,6 @@ func (c *connState) traceReceived(pt wire.PacketType, pn wire.PacketNumber, payl
 	}
 	c.traceKeyPhase(tr)
 	p := PacketInfo{Type: pt, Number: pn, Size: c.obs.rxSize, Payload: payload}
-	if c.obs.frame == nil {
-		c.obs.frame = new(wire.Frame)
-	}
-	for b := payload; len(b) > 0; {
-		n, err := wire.ParseFrame(b, c.obs.frame, 0)
-		if err != nil {
-			break
-		}
-		if c.obs.frame.Type.IsAckEliciting() {
-			p.AckEliciting = true
-			break
-		}
-		b = b[n:]
-	}
 	if pt == wire.PacketType1RTT {
 		p.KeyPhase = c.oneRTT.KeyPhase() == 1
 	}
