@@ -537,6 +537,7 @@ func (m *streamsMap) maybeRetire(s *stream) {
 		return
 	}
 	delete(m.streams, s.id)
+	m.c.traceStreamClosed(s.id)
 	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {
 		if s.id.IsBidi() {

@@ -43,6 +43,10 @@ type Tracer struct {
 	// (local true) when the connection starts and with the peer's when
 	// they arrive. p is valid only during the call.
 	ParametersSet func(local bool, p *wire.TransportParameters)
+	// StreamClosed is called when a stream is finished in both
+	// directions (all data sent and acknowledged or reset, all data
+	// received and read or reset) and its state is released.
+	StreamClosed func(id wire.StreamID)
 	// HandshakeComplete is called when the TLS handshake completes, with
 	// the negotiated version, cipher suite (a crypto/tls constant) and
 	// ALPN protocol, and whether 0-RTT was accepted.

@@ -222,3 +222,10 @@ func tracerDone(tr *Tracer) {
 		tr.Done()
 	}
 }
+
+// traceStreamClosed reports a stream whose state is released.
+func (c *connState) traceStreamClosed(id wire.StreamID) {
+	if tr := c.obs.t; tr != nil && tr.StreamClosed != nil {
+		tr.StreamClosed(id)
+	}
+}

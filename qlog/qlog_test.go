@@ -190,6 +190,10 @@ func TestDirTracerLoopback(t *testing.T) {
 				if _, ok := e.Data["congestion_window"].(float64); !ok {
 					t.Fatalf("%s: metrics without congestion_window: %v", role, e.Data)
 				}
+			case "quic:stream_state_updated":
+				if e.Data["stream_id"] == float64(0) {
+					triggers["stream0_"+e.Data["new"].(string)+"_"+e.Data["stream_side"].(string)] = true
+				}
 			case "quic:connection_started":
 				local, _ := e.Data["local"].(map[string]any)
 				if local["ip_v4"] != "127.0.0.1" {
@@ -215,7 +219,8 @@ func TestDirTracerLoopback(t *testing.T) {
 		if role == "server" {
 			wantUpdate = "remote_update"
 		}
-		for _, tr := range []string{"tls", wantUpdate, "params_local", "params_remote"} {
+		for _, tr := range []string{"tls", wantUpdate, "params_local", "params_remote",
+			"stream0_open_sending", "stream0_open_receiving", "stream0_closed_sending", "stream0_closed_receiving"} {
 			if !triggers[tr] {
 				t.Errorf("%s: no %s (saw %v)", role, tr, triggers)
 			}

@@ -7,12 +7,32 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// A StreamSet notices streams that frames mention for the first time.
+// Stream IDs of each type are used in order (RFC 9000, Section 2.1), so
+// it keeps the next new ID of each of the four types.
+type StreamSet struct {
+	next [4]uint64       // by the two low bits of the ID: the next ID number not seen
+	New  []wire.StreamID // IDs seen for the first time by the last AppendFrames
+}
+
+func (ss *StreamSet) see(id wire.StreamID) {
+	t, n := uint64(id)&3, uint64(id)>>2
+	if n >= ss.next[t] {
+		ss.next[t] = n + 1
+		ss.New = append(ss.New, id)
+	}
+}
+
 // AppendFrames appends "frames":[...] with the frames of a decrypted
 // payload, as QuicBaseFrames (draft-ietf-quic-qlog-quic-events,
 // Section 8.13), using f as scratch. Consecutive PADDING bytes are one
 // frame whose raw.payload_length is their count (Section 8.13.1). A
-// payload that does not parse ends with an "unknown" frame.
-func AppendFrames(b []byte, payload []byte, f *wire.Frame) []byte {
+// payload that does not parse ends with an "unknown" frame. If ss is not
+// nil, it records the streams mentioned for the first time.
+func AppendFrames(b []byte, payload []byte, f *wire.Frame, ss *StreamSet) []byte {
+	if ss != nil {
+		ss.New = ss.New[:0]
+	}
 	b = Open(b, "frames", true)
 	for len(payload) > 0 {
 		n, err := wire.ParseFrame(payload, f, 0)
@@ -24,6 +44,20 @@ func AppendFrames(b []byte, payload []byte, f *wire.Frame) []byte {
 			break
 		}
 		b = appendFrame(b, f, n)
+		if ss != nil {
+			switch {
+			case f.Type.IsStream():
+				ss.see(f.Stream.StreamID)
+			case f.Type == wire.FrameTypeResetStream:
+				ss.see(f.ResetStream.StreamID)
+			case f.Type == wire.FrameTypeStopSending:
+				ss.see(f.StopSending.StreamID)
+			case f.Type == wire.FrameTypeMaxStreamData:
+				ss.see(f.MaxStreamData.StreamID)
+			case f.Type == wire.FrameTypeStreamDataBlocked:
+				ss.see(f.StreamDataBlocked.StreamID)
+			}
+		}
 		payload = payload[n:]
 	}
 	return Close(b, true)

@@ -78,6 +78,7 @@ func TestTracerEvents(t *testing.T) {
 	tr.KeyUpdated(quic.KeyUpdate{Type: wire.PacketType1RTT, Local: true, Phase: 1, Remote: true})
 	tr.ParametersSet(false, &wire.TransportParameters{InitialMaxData: 10, HasInitialSourceConnectionID: true})
 	tr.HandshakeComplete(quic.HandshakeInfo{Version: wire.Version1, CipherSuite: 0x1301, ALPN: "h3"})
+	tr.StreamClosed(3) // a server-initiated unidirectional stream: the client only receives
 	tr.ConnectionClosed(&quic.TransportError{Code: wire.ProtocolViolation, Reason: "oops", Remote: true})
 	tr.Done()
 	if !buf.closed {
@@ -129,6 +130,11 @@ func TestTracerEvents(t *testing.T) {
 	}
 	if c := byName["quic:connection_closed"]; len(c) != 1 || c[0]["connection_error"] != "protocol_violation" || c[0]["initiator"] != "remote" {
 		t.Errorf("connection_closed %v", c)
+	}
+	// Streams 4 and 8 opened (both bidirectional: two sides each), 3 closed.
+	if ss := byName["quic:stream_state_updated"]; len(ss) != 5 || ss[0]["stream_id"] != float64(4) || ss[0]["new"] != "open" ||
+		ss[4]["stream_id"] != float64(3) || ss[4]["new"] != "closed" || ss[4]["stream_side"] != "receiving" {
+		t.Errorf("stream_state_updated %v", ss)
 	}
 	started := byName["quic:connection_started"][0]["local"].(map[string]any)
 	if started["ip_v6"] != "::1" || started["port_v6"] != float64(443) {

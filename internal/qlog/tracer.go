@@ -15,6 +15,7 @@ type connTracer struct {
 	w        *Writer
 	isClient bool
 	frame    wire.Frame // scratch for parsing payloads
+	streams  StreamSet
 	closed   bool
 }
 
@@ -31,6 +32,7 @@ func NewTracer(w *Writer, isClient bool) *quic.Tracer {
 		MetricsUpdated:    t.metricsUpdated,
 		KeyUpdated:        t.keyUpdated,
 		ParametersSet:     t.parametersSet,
+		StreamClosed:      func(id wire.StreamID) { t.streamState(id, "closed") },
 		HandshakeComplete: t.handshakeComplete,
 		ConnectionClosed:  t.connectionClosed,
 		Done:              func() { w.Close() },
@@ -118,8 +120,28 @@ func (t *connTracer) packet(name string, p quic.PacketInfo) {
 	b = Uint(b, "length", uint64(p.Size))
 	b = Uint(b, "payload_length", uint64(len(p.Payload)))
 	b = Close(b, false)
-	b = AppendFrames(b, p.Payload, &t.frame)
+	b = AppendFrames(b, p.Payload, &t.frame, &t.streams)
 	t.w.End(b)
+	for _, id := range t.streams.New {
+		t.streamState(id, "open")
+	}
+}
+
+// streamState writes quic:stream_state_updated (Section 5.13) with one
+// of the base states, "open" or "closed", for each side the stream has.
+func (t *connTracer) streamState(id wire.StreamID, state string) {
+	local := (id.Initiator() == wire.RoleClient) == t.isClient
+	for _, side := range [2]string{"sending", "receiving"} {
+		if !id.IsBidi() && (side == "sending") != local {
+			continue // a unidirectional stream has one side here
+		}
+		b := t.w.Event("quic:stream_state_updated")
+		b = Uint(b, "stream_id", uint64(id))
+		b = Str(b, "stream_type", streamType(id.IsBidi()))
+		b = Str(b, "new", state)
+		b = Str(b, "stream_side", side)
+		t.w.End(b)
+	}
 }
 
 // packetDropped writes quic:packet_dropped (Section 5.7).
