@@ -189,7 +189,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		c.closeWithError(now, err)
 		return
 	}
-	c.traceReceived(pt, pn, payload)
+	c.traceReceived(now, pt, pn, payload)
 	ackEliciting, err := c.handleFrames(now, space, pt, payload)
 	if err != nil {
 		c.closeWithError(now, err)

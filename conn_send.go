@@ -246,7 +246,7 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	inFlight := ackEliciting || padded
 	c.packetsSent++
-	c.traceSent(pt, pn, len(sealed), ackEliciting)
+	c.traceSent(now, pt, pn, len(sealed), ackEliciting)
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
 		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
 	})

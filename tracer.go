@@ -63,6 +63,10 @@ type Tracer struct {
 
 // PacketInfo describes a packet sent or received.
 type PacketInfo struct {
+	// Time is when the connection sent or processed the packet, by the
+	// clock it runs on (the time its state machine was handed), which
+	// spares a tracer reading the clock for every packet.
+	Time time.Time
 	// Type is the packet type; Number its full packet number.
 	Type   wire.PacketType
 	Number wire.PacketNumber

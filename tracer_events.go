@@ -1,6 +1,8 @@
 package quic
 
 import (
+	"time"
+
 	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
@@ -92,13 +94,13 @@ func (c *connState) traceBeforeSeal(payload []byte) {
 }
 
 // traceSent reports a packet sent, after traceBeforeSeal.
-func (c *connState) traceSent(pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool) {
+func (c *connState) traceSent(now time.Time, pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool) {
 	tr := c.obs.t
 	if tr == nil || tr.PacketSent == nil {
 		return
 	}
 	c.traceKeyPhase(tr)
-	p := PacketInfo{Type: pt, Number: pn, Size: size, AckEliciting: ackEliciting, Payload: c.obs.sentPayload}
+	p := PacketInfo{Time: now, Type: pt, Number: pn, Size: size, AckEliciting: ackEliciting, Payload: c.obs.sentPayload}
 	if pt == wire.PacketType1RTT {
 		p.KeyPhase = c.oneRTT.KeyPhase() == 1
 	}
@@ -107,7 +109,7 @@ func (c *connState) traceSent(pt wire.PacketType, pn wire.PacketNumber, size int
 
 // traceReceived reports a packet decrypted, before its frames are
 // handled.
-func (c *connState) traceReceived(pt wire.PacketType, pn wire.PacketNumber, payload []byte) {
+func (c *connState) traceReceived(now time.Time, pt wire.PacketType, pn wire.PacketNumber, payload []byte) {
 	if pt == wire.PacketType0RTT {
 		c.obs.rx0RTT = true
 	}
@@ -116,7 +118,7 @@ func (c *connState) traceReceived(pt wire.PacketType, pn wire.PacketNumber, payl
 		return
 	}
 	c.traceKeyPhase(tr)
-	p := PacketInfo{Type: pt, Number: pn, Size: c.obs.rxSize, Payload: payload}
+	p := PacketInfo{Time: now, Type: pt, Number: pn, Size: c.obs.rxSize, Payload: payload}
 	if pt == wire.PacketType1RTT {
 		p.KeyPhase = c.oneRTT.KeyPhase() == 1
 	}

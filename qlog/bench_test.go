@@ -31,7 +31,7 @@ func BenchmarkPacketEvent(b *testing.B) {
 	tr := qlog.NewTracer(discardCloser{}, true, wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8}))
 	payload := (&wire.AckFrame{Ranges: []wire.AckRange{{Smallest: 100, Largest: 120}, {Smallest: 10, Largest: 90}}, Delay: 100}).Append(nil)
 	payload = wire.StreamFrame{StreamID: 4, Offset: 1 << 20, Data: make([]byte, 1200), HasLength: true}.Append(payload)
-	p := quic.PacketInfo{Type: wire.PacketType1RTT, Number: 1234, Size: len(payload) + 25, AckEliciting: true, Payload: payload}
+	p := quic.PacketInfo{Time: time.Now(), Type: wire.PacketType1RTT, Number: 1234, Size: len(payload) + 25, AckEliciting: true, Payload: payload}
 	b.ReportAllocs()
 	for b.Loop() {
 		tr.PacketSent(p)

@@ -40,6 +40,7 @@ type Writer struct {
 	buf   []byte // the event being encoded
 	err   error
 	now   func() time.Time
+	last  time.Duration // time of the last event: times never go back
 }
 
 // NewWriter writes the header of a trace of one connection to w: the
@@ -69,11 +70,22 @@ func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
 // data object's members to (without braces); End finishes it. The Writer
 // is locked in between.
 func (w *Writer) Event(name string) []byte {
+	return w.EventAt(name, time.Time{})
+}
+
+// EventAt is Event for an event that happened at t, when the caller
+// knows it; the zero t means now. Times are kept in order: an event is
+// never logged as earlier than the one before.
+func (w *Writer) EventAt(name string, t time.Time) []byte {
 	w.mu.Lock()
-	t := w.now().Sub(w.start)
+	if t.IsZero() {
+		t = w.now()
+	}
+	d := max(t.Sub(w.start), w.last)
+	w.last = d
 	b := append(w.buf[:0], recordSeparator)
 	b = append(b, `{"time":`...)
-	b = appendMs(b, t)
+	b = appendMs(b, d)
 	b = append(b, `,"name":"`...)
 	b = append(b, name...)
 	b = append(b, `","data":{`...)
@@ -114,9 +126,10 @@ func (w *Writer) Close() error {
 }
 
 // Members appended to an event's data: each ends with a comma, which End
-// removes after the last one.
+// removes after the last one. Keys are passed quoted and with their colon,
+// as in Uint(b, `"stream_id":`, 4), so that each member is a few appends.
 
-// Str appends "key":"value",.
+// Str appends the quoted key, its colon and "value",.
 func Str(b []byte, key, v string) []byte {
 	b = appendKey(b, key)
 	return append(appendString(b, v), ',')
@@ -184,11 +197,7 @@ func Close(b []byte, array bool) []byte {
 	return append(b, '}', ',')
 }
 
-func appendKey(b []byte, key string) []byte {
-	b = append(b, '"')
-	b = append(b, key...)
-	return append(b, '"', ':')
-}
+func appendKey(b []byte, key string) []byte { return append(b, key...) }
 
 // appendString appends s as a JSON string, escaping what JSON requires
 // and replacing invalid UTF-8.
