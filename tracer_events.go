@@ -23,11 +23,10 @@ type connObs struct {
 	dropsPending       bool                     // drops has counts to flush
 
 	// Tracer state.
-	sentPayload []byte // scratch: plaintext of the packet being sealed
-	rxSize      int    // size of the packet being processed
-	keyUpdates  int    // 1-RTT key updates reported
-	metrics     RecoveryMetrics
-	peerParams  bool // the peer's transport parameters were reported
+	rxSize     int // size of the packet being processed
+	keyUpdates int // 1-RTT key updates reported
+	metrics    RecoveryMetrics
+	peerParams bool // the peer's transport parameters were reported
 }
 
 // newTracer calls the Config's Tracer hook, if any.
@@ -85,22 +84,15 @@ func (c *connState) traceKeyPhase(tr *Tracer) {
 	}
 }
 
-// traceBeforeSeal keeps the plaintext payload of a packet about to be
-// sealed in place, for traceSent.
-func (c *connState) traceBeforeSeal(payload []byte) {
-	if tr := c.obs.t; tr != nil && tr.PacketSent != nil {
-		c.obs.sentPayload = append(c.obs.sentPayload[:0], payload...)
-	}
-}
-
-// traceSent reports a packet sent, after traceBeforeSeal.
-func (c *connState) traceSent(now time.Time, pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool) {
+// traceSent reports a packet about to be sealed and sent, with its
+// plaintext payload.
+func (c *connState) traceSent(now time.Time, pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool, payload []byte) {
 	tr := c.obs.t
 	if tr == nil || tr.PacketSent == nil {
 		return
 	}
 	c.traceKeyPhase(tr)
-	p := PacketInfo{Time: now, Type: pt, Number: pn, Size: size, AckEliciting: ackEliciting, Payload: c.obs.sentPayload}
+	p := PacketInfo{Time: now, Type: pt, Number: pn, Size: size, AckEliciting: ackEliciting, Payload: payload}
 	if pt == wire.PacketType1RTT {
 		p.KeyPhase = c.oneRTT.KeyPhase() == 1
 	}

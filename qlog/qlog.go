@@ -15,7 +15,7 @@
 //	conf := &quic.Config{Tracer: qlog.FromEnv()} // nil when QLOGDIR is unset
 //
 // Tracing costs one bounds-checked copy of each packet's payload and the
-// JSON encoding of its frames, written through a 64 KiB buffer; with no
+// JSON encoding of its frames, written through a 256 KiB buffer; with no
 // tracer set, the connection does no tracing work at all.
 package qlog
 

@@ -48,7 +48,7 @@ type Writer struct {
 // connection ID as the group ID (hex), and a title. Close flushes and
 // closes w.
 func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
-	qw := &Writer{w: bufio.NewWriterSize(w, 64<<10), c: w, start: time.Now(), now: time.Now}
+	qw := &Writer{w: bufio.NewWriterSize(w, 256<<10), c: w, start: time.Now(), now: time.Now}
 	b := append(qw.buf[:0], recordSeparator)
 	b = append(b, `{"file_schema":"`+FileSchema+`","serialization_format":"`+SerializationFormat+`","title":`...)
 	b = appendString(b, title)
