@@ -88,7 +88,9 @@ func TestDirTracerLoopback(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	serverDone := make(chan struct{})
 	go func() {
+		defer close(serverDone)
 		c, err := l.Accept(ctx)
 		if err != nil {
 			return
@@ -99,6 +101,10 @@ func TestDirTracerLoopback(t *testing.T) {
 		}
 		io.Copy(s, s)
 		s.CloseWrite()
+		// The stream's context ends when it is finished both ways and
+		// released (or the connection ends): wait for the release to be
+		// traced before the client closes the connection.
+		<-s.Context().Done()
 	}()
 	c, err := cli.Dial(ctx, l.Addr(), ctls, &quic.Config{Tracer: qlog.DirTracer(dir), KeyUpdateInterval: 100})
 	if err != nil {
@@ -116,6 +122,8 @@ func TestDirTracerLoopback(t *testing.T) {
 	if n, err := io.Copy(io.Discard, s); err != nil || n != size {
 		t.Fatalf("echo: %d bytes, %v", n, err)
 	}
+	<-s.Context().Done()
+	<-serverDone
 	c.CloseWithError(0x42, "bye")
 	cli.Close()
 	srv.Close()
