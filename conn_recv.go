@@ -122,6 +122,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 			return
 		}
 		space, open = ackhandler.SpaceApplication, c.zeroRTTOpen
+		c.obs.rx0RTT = true // for statistics, accepted or not
 	default:
 		return
 	}

@@ -102,9 +102,6 @@ func (c *connState) traceSent(now time.Time, pt wire.PacketType, pn wire.PacketN
 // traceReceived reports a packet decrypted, before its frames are
 // handled.
 func (c *connState) traceReceived(now time.Time, pt wire.PacketType, pn wire.PacketNumber, payload []byte) {
-	if pt == wire.PacketType0RTT {
-		c.obs.rx0RTT = true
-	}
 	tr := c.obs.t
 	if tr == nil || tr.PacketReceived == nil {
 		return
