@@ -130,8 +130,11 @@ var dropReasons = [...]PacketDropReason{
 // RecoveryMetrics are the loss-recovery and congestion-control figures
 // of the qlog recovery_metrics_updated event.
 type RecoveryMetrics struct {
+	// MinRTT, SmoothedRTT, LatestRTT and RTTVariation are the RFC 9002
+	// estimates (zero before the first RTT sample).
 	MinRTT, SmoothedRTT, LatestRTT, RTTVariation time.Duration
-	CongestionWindow, BytesInFlight              int
+	// CongestionWindow and BytesInFlight are in bytes.
+	CongestionWindow, BytesInFlight int
 	// PacingRate is in bytes per second; 0 if the controller does not
 	// pace.
 	PacingRate uint64
@@ -154,9 +157,13 @@ type KeyUpdate struct {
 
 // HandshakeInfo describes a completed handshake.
 type HandshakeInfo struct {
-	Version     wire.Version
+	// Version is the QUIC version in use.
+	Version wire.Version
+	// CipherSuite is the TLS cipher suite, a crypto/tls constant.
 	CipherSuite uint16
-	ALPN        string
-	Used0RTT    bool
-	Resumed     bool
+	// ALPN is the negotiated application protocol.
+	ALPN string
+	// Used0RTT reports whether 0-RTT was accepted; Resumed whether the
+	// TLS session was resumed.
+	Used0RTT, Resumed bool
 }
