@@ -85,10 +85,10 @@ func appendFrame(b []byte, f *wire.Frame, n int) []byte {
 		b = Open(b, `"acked_ranges":`, true)
 		for _, r := range a.Ranges {
 			b = append(b, '[')
-			b = strconv.AppendUint(b, uint64(r.Smallest), 10)
+			b = appendUint(b, uint64(r.Smallest))
 			if r.Largest != r.Smallest {
 				b = append(b, ',')
-				b = strconv.AppendUint(b, uint64(r.Largest), 10)
+				b = appendUint(b, uint64(r.Largest))
 			}
 			b = append(b, ']', ',')
 		}

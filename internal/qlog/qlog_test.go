@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,14 @@ func TestConnectionClosedTriggers(t *testing.T) {
 		recs := records(t, buf.Bytes())
 		if len(recs) != 2 || recs[1]["data"].(map[string]any)["trigger"] != c.trigger {
 			t.Errorf("%T: %v", c.err, recs[1:])
+		}
+	}
+}
+
+func TestAppendUint(t *testing.T) {
+	for _, n := range []uint64{0, 9, 10, 99, 100, 12345, 1<<64 - 1} {
+		if got, want := string(appendUint([]byte("x"), n)), "x"+strconv.FormatUint(n, 10); got != want {
+			t.Errorf("appendUint(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

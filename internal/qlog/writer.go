@@ -83,7 +83,12 @@ func (w *Writer) EventAt(name string, t time.Time) []byte {
 	}
 	d := max(t.Sub(w.start), w.last)
 	w.last = d
-	b := append(w.buf[:0], recordSeparator)
+	// Encode straight into the bufio.Writer's free space, so that End's
+	// Write copies nothing (bufio.Writer.AvailableBuffer).
+	if w.w.Available() < minEventRoom && w.err == nil {
+		w.err = w.w.Flush()
+	}
+	b := append(w.w.AvailableBuffer(), recordSeparator)
 	b = append(b, `{"time":`...)
 	b = appendMs(b, d)
 	b = append(b, `,"name":"`...)
@@ -97,10 +102,16 @@ func (w *Writer) End(b []byte) {
 	if n := len(b); b[n-1] == ',' {
 		b = b[:n-1]
 	}
-	w.buf = append(b, "}}\n"...)
-	w.flushEvent()
+	b = append(b, "}}\n"...)
+	if w.err == nil {
+		_, w.err = w.w.Write(b)
+	}
 	w.mu.Unlock()
 }
+
+// minEventRoom is the free buffer space an event starts in; larger
+// events (an ACK with hundreds of ranges) still work, through a copy.
+const minEventRoom = 16 << 10
 
 func (w *Writer) flushEvent() {
 	if w.err == nil {
@@ -138,7 +149,25 @@ func Str(b []byte, key, v string) []byte {
 // Uint appends "key":n,.
 func Uint(b []byte, key string, n uint64) []byte {
 	b = appendKey(b, key)
-	return append(strconv.AppendUint(b, n, 10), ',')
+	return append(appendUint(b, n), ',')
+}
+
+// appendUint appends n in decimal, writing the digits in place (faster
+// than strconv.AppendUint's copy for the short numbers of qlog).
+func appendUint(b []byte, n uint64) []byte {
+	digits := 1
+	for x := n; x >= 10; x /= 10 {
+		digits++
+	}
+	start := len(b)
+	for range digits {
+		b = append(b, 0)
+	}
+	for i := start + digits - 1; i >= start; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return b
 }
 
 // Bool appends "key":true or false,.
@@ -161,7 +190,7 @@ func appendMs(b []byte, d time.Duration) []byte {
 		b = append(b, '-')
 		us = -us
 	}
-	b = strconv.AppendUint(b, uint64(us/1000), 10)
+	b = appendUint(b, uint64(us/1000))
 	f := us % 1000
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
