@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,7 +34,8 @@ var (
 	buildErr  error
 )
 
-// programs builds example/client and example/server once.
+// programs builds example/client and example/server, and quic-go's
+// example server and client, once.
 func programs(t *testing.T) (client, server string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -41,10 +43,13 @@ func programs(t *testing.T) (client, server string) {
 		if buildErr != nil {
 			return
 		}
-		for _, p := range []string{"client", "server"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, p), "github.com/quicstack/quic/example/"+p).CombinedOutput()
+		for name, pkg := range map[string]string{
+			"client": "github.com/quicstack/quic/example/client", "server": "github.com/quicstack/quic/example/server",
+			"quicgo-server": "github.com/quic-go/quic-go/example", "quicgo-client": "github.com/quic-go/quic-go/example/client",
+		} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
 			if err != nil {
-				buildErr = fmt.Errorf("go build example/%s: %v\n%s", p, err, out)
+				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 				return
 			}
 		}
@@ -53,6 +58,90 @@ func programs(t *testing.T) (client, server string) {
 		t.Fatal(buildErr)
 	}
 	return filepath.Join(binDir, "client"), filepath.Join(binDir, "server")
+}
+
+// startOurServer runs the example server binary and returns its address.
+func startOurServer(t *testing.T, server string) string {
+	cmd := exec.Command(server, "-listen", "127.0.0.1:0")
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`listening on (\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addrc <- m[1]
+			}
+		}
+	}()
+	select {
+	case addr := <-addrc:
+		return addr
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start")
+	}
+	return ""
+}
+
+// freeUDPPort returns a UDP port that was free a moment ago.
+func freeUDPPort(t *testing.T) string {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return strconv.Itoa(c.LocalAddr().(*net.UDPAddr).Port)
+}
+
+// quic-go's example server (github.com/quic-go/quic-go/example, which
+// serves N bytes at /N) and our example client.
+func TestProgramOurClientQuicGoExampleServer(t *testing.T) {
+	client, _ := programs(t)
+	port := freeUDPPort(t)
+	srv := exec.Command(filepath.Join(binDir, "quicgo-server"), "-bind", "127.0.0.1:"+port)
+	srv.Dir = t.TempDir() // it may write qlog files in its directory
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	base := "https://localhost:" + port
+	// The server prints that it listens before it does: try until it
+	// answers.
+	var out []byte
+	var err error
+	for range 50 {
+		out, err = exec.Command(client, "-insecure", "-timeout", "10s", base+"/1000000", base+"/demo/tile").CombinedOutput()
+		if err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("client: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^200 +1000000 bytes .*/1000000$`).Match(out) || !regexp.MustCompile(`(?m)^200 +\d+ bytes .*/demo/tile$`).Match(out) {
+		t.Errorf("client output:\n%s", out)
+	}
+}
+
+// quic-go's example client (github.com/quic-go/quic-go/example/client)
+// against our example server.
+func TestProgramQuicGoExampleClientOurServer(t *testing.T) {
+	_, server := programs(t)
+	addr := startOurServer(t, server)
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	out, err := exec.Command(filepath.Join(binDir, "quicgo-client"), "-insecure", "-q",
+		"https://localhost:"+port+"/bytes/100000", "https://localhost:"+port+"/").CombinedOutput()
+	if err != nil {
+		t.Fatalf("quic-go client: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("Response Body: 100000 bytes")) {
+		t.Errorf("quic-go client output:\n%s", out)
+	}
 }
 
 // removePrograms deletes the binaries programs built.
@@ -152,28 +241,7 @@ func TestProgramOurClient0RTTQuicGoServer(t *testing.T) {
 
 func TestProgramQuicGoClientOurServer(t *testing.T) {
 	_, server := programs(t)
-	cmd := exec.Command(server, "-listen", "127.0.0.1:0")
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`listening on (\S+)`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addrc <- m[1]
-			}
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not start")
-	}
+	addr := startOurServer(t, server)
 	tr := &qgh3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	defer tr.Close()
 	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
