@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"expvar"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -30,7 +31,9 @@ func TestPublishOverHTTP(t *testing.T) {
 	}
 	tr := &quic.Transport{Conn: udp}
 	defer func() { tr.Close(); udp.Close() }()
-	quicexpvar.Publish("quic_test_server", tr)
+	// expvar names are process-wide: a fresh one for each run (-count).
+	name := fmt.Sprintf("quic_test_%d", time.Now().UnixNano())
+	quicexpvar.Publish(name, tr)
 	l, err := tr.Listen(stls, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +70,8 @@ func TestPublishOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st quic.TransportStats
-	if err := json.Unmarshal(vars["quic_test_server"], &st); err != nil {
-		t.Fatalf("quic_test_server = %s: %v", vars["quic_test_server"], err)
+	if err := json.Unmarshal(vars[name], &st); err != nil {
+		t.Fatalf("%s = %s: %v", name, vars[name], err)
 	}
 	if st.HandshakesStarted != 1 || st.HandshakesCompleted != 1 || st.ConnectionsOpen != 1 {
 		t.Errorf("served stats %+v, want 1 handshake started and completed, 1 connection open", st)
