@@ -531,13 +531,19 @@ func (m *streamsMap) maybeRetire(s *stream) {
 	if !done {
 		return
 	}
+	retired := false
+	defer func() { // after m.mu is released: the tracer may write a file
+		if retired {
+			m.c.traceStreamClosed(s.id)
+		}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.streams[s.id]; !ok || (s.id.Initiator() != m.role && !s.accepted) {
 		return
 	}
 	delete(m.streams, s.id)
-	m.c.traceStreamClosed(s.id)
+	retired = true
 	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {
 		if s.id.IsBidi() {
