@@ -100,9 +100,20 @@ func TestHQ0RTT(t *testing.T) {
 			t.Errorf("output does not match %s:\n%s", re, text)
 		}
 	}
-	text, code = runClient(t, "-insecure", "-v2", "-keyupdate", "-resume", base+"/bytes/10", base+"/bytes/3000000")
+	qdir := t.TempDir()
+	text, code = runClient(t, "-insecure", "-v2", "-keyupdate", "-resume", "-qlog", qdir, base+"/bytes/10", base+"/bytes/3000000")
 	if code != 0 || !strings.Contains(text, "connection 2: QUIC v2") || !strings.Contains(text, "resumed: yes") {
 		t.Errorf("-v2 -keyupdate -resume: exit status %d:\n%s", code, text)
+	}
+	// The client's qlog shows that it initiated a 1-RTT key update.
+	files, _ := filepath.Glob(filepath.Join(qdir, "*_client.sqlog"))
+	updated := false
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		updated = updated || bytes.Contains(b, []byte(`"trigger":"local_update"`))
+	}
+	if len(files) != 2 || !updated {
+		t.Errorf("-keyupdate: %d client qlog files, a local key update logged: %v", len(files), updated)
 	}
 }
 
