@@ -67,3 +67,12 @@ cover:
 
 demo:
 	$(GO) run ./example/demo
+
+# check-tshark captures a transfer on loopback with tshark and checks that
+# the key log written through SSLKEYLOGFILE decrypts it down to STREAM
+# frames. It installs Debian's tshark when missing (needs root) and is not
+# part of `make test`.
+.PHONY: check-tshark
+check-tshark:
+	@command -v tshark >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y tshark; }
+	$(GO) test -tags tshark -count=1 -v -run TestTshark ./internal/tsharktest

@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync/atomic"
@@ -16,24 +17,28 @@ import (
 func TestSynctestTracer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		type counts struct {
-			sent, received, oneRTTSent, handshakes, closes atomic.Int64
-			closeErr                                       atomic.Value
+			sent, received, oneRTTSent, handshakes, closes, done atomic.Int64
+			closeErr                                             atomic.Value
 		}
 		newTracer := func(c *counts) *Tracer {
 			return &Tracer{
-				PacketSent: func(pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool) {
+				PacketSent: func(p PacketInfo) {
 					c.sent.Add(1)
-					if pt == wire.PacketType1RTT {
+					if p.Type == wire.PacketType1RTT {
 						c.oneRTTSent.Add(1)
 					}
 				},
-				PacketReceived:    func(pt wire.PacketType, pn wire.PacketNumber, size int) { c.received.Add(1) },
-				HandshakeComplete: func() { c.handshakes.Add(1) },
+				PacketReceived:    func(p PacketInfo) { c.received.Add(1) },
+				HandshakeComplete: func(HandshakeInfo) { c.handshakes.Add(1) },
 				ConnectionClosed:  func(err error) { c.closes.Add(1); c.closeErr.Store(err) },
+				Done:              func() { c.done.Add(1) },
 			}
 		}
 		var cc, sc counts
-		p := newAPIPair(t, &Config{Tracer: newTracer(&cc)}, &Config{Tracer: newTracer(&sc)})
+		hook := func(c *counts) func(context.Context, bool, ConnectionID) *Tracer {
+			return func(context.Context, bool, ConnectionID) *Tracer { return newTracer(c) }
+		}
+		p := newAPIPair(t, &Config{Tracer: hook(&cc)}, &Config{Tracer: hook(&sc)})
 		s, err := p.client.OpenStream()
 		if err != nil {
 			t.Fatal(err)
@@ -52,8 +57,8 @@ func TestSynctestTracer(t *testing.T) {
 		p.client.CloseWithError(7, "done")
 		time.Sleep(10 * time.Second)
 		for name, c := range map[string]*counts{"client": &cc, "server": &sc} {
-			if c.handshakes.Load() != 1 || c.closes.Load() != 1 {
-				t.Errorf("%s: %d handshakes, %d closes reported; want 1 and 1", name, c.handshakes.Load(), c.closes.Load())
+			if c.handshakes.Load() != 1 || c.closes.Load() != 1 || c.done.Load() != 1 {
+				t.Errorf("%s: %d handshakes, %d closes, %d ends reported; want 1, 1 and 1", name, c.handshakes.Load(), c.closes.Load(), c.done.Load())
 			}
 			if c.sent.Load() < 10 || c.received.Load() < 10 || c.oneRTTSent.Load() == 0 {
 				t.Errorf("%s: %d packets sent (%d 1-RTT), %d received", name, c.sent.Load(), c.oneRTTSent.Load(), c.received.Load())

@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"context"
 	"time"
 
 	"github.com/quicstack/quic/congestion"
@@ -118,27 +119,12 @@ type Config struct {
 	// the peer's key updates.
 	KeyUpdateInterval uint64
 
-	// Tracer, if not nil, is called on connection events, for logging
-	// and metrics (qlog will be built on it). Its functions run on the
-	// connection's goroutine and must not block.
-	Tracer *Tracer
-}
-
-// A Tracer receives a connection's events. Any field may be nil. The
-// callbacks get plain values, so tracing allocates nothing per packet.
-type Tracer struct {
-	// PacketSent is called for every packet sent, with its type, packet
-	// number, size in bytes (after protection) and whether it is
-	// ack-eliciting.
-	PacketSent func(pt wire.PacketType, pn wire.PacketNumber, size int, ackEliciting bool)
-	// PacketReceived is called for every packet decrypted and processed,
-	// with the size of its payload.
-	PacketReceived func(pt wire.PacketType, pn wire.PacketNumber, size int)
-	// HandshakeComplete is called when the TLS handshake completes.
-	HandshakeComplete func()
-	// ConnectionClosed is called once, with the reason, when the
-	// connection ends.
-	ConnectionClosed func(err error)
+	// Tracer, if not nil, is called once for each new connection, with
+	// the connection's context, its role and its original destination
+	// connection ID (the client's first Destination Connection ID, which
+	// names qlog files), and returns the connection's Tracer, or nil not
+	// to trace it. Package qlog provides one that writes qlog files.
+	Tracer func(ctx context.Context, isClient bool, odcid ConnectionID) *Tracer
 }
 
 // Defaults of Config.

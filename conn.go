@@ -59,6 +59,7 @@ type Conn struct {
 	publishedPath pathAddrs
 	publishedOK   bool // publishedPath was validated
 	local         net.Addr
+	started       time.Time // when the connection started, for statistics
 }
 
 // inboundDatagram is a datagram routed to a connection.
@@ -100,6 +101,8 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 func (c *Conn) start(st *connState) {
 	c.state = st
 	st.streams.wake = c.wake
+	c.started = time.Now()
+	c.t.stats.handshakesStarted.Add(1)
 	c.t.wg.Add(1)
 	c.t.conns.Add(1)
 	go c.run()
@@ -130,6 +133,7 @@ func (c *Conn) run() {
 	defer c.t.wg.Done()
 	defer close(c.done)
 	st := c.state
+	st.traceStart(c)
 	buf := make([]byte, 0, maxPacketBufferSize)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -196,6 +200,8 @@ type connSnapshot struct {
 	stats     ConnectionStats
 	datagrams bool
 	used0RTT  bool
+	// handshakeDuration is from the start to the handshake's completion.
+	handshakeDuration time.Duration
 }
 
 // publish tells application goroutines what changed.
@@ -209,13 +215,19 @@ func (c *Conn) publish() {
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
 		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
 		close(c.handshakeDone)
-		if tr := c.config.Tracer; tr != nil && tr.HandshakeComplete != nil {
-			tr.HandshakeComplete()
+		c.t.countHandshake(true, st)
+		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
+			tls := c.snapshot.tls
+			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
+				ALPN: tls.NegotiatedProtocol, Used0RTT: st.used0RTT, Resumed: tls.DidResume})
 		}
 	}
 	c.publishPath()
+	st.tracePoll()
+	st.flushDrops(&c.t.stats)
 	c.mu.Lock()
 	c.snapshot.stats = st.stats()
 	c.mu.Unlock()
@@ -230,9 +242,13 @@ func (c *Conn) publish() {
 		if c.closeErr == nil {
 			c.closeErr = err
 		}
+		handshook := c.handshook
 		c.mu.Unlock()
+		if !handshook && context.Cause(c.ctx) == nil {
+			c.t.countHandshake(false, st)
+		}
 		st.streams.closeAll(err)
-		if tr := c.config.Tracer; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {
+		if tr := st.obs.t; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {
 			tr.ConnectionClosed(err)
 		}
 		c.cancel(err)
@@ -252,6 +268,9 @@ func (c *Conn) finish() {
 	}
 	if c.onClosed != nil {
 		c.onClosed(c)
+	}
+	if tr := c.state.obs.t; tr != nil && tr.Done != nil {
+		tr.Done()
 	}
 	if c.t.conns.Add(-1) == 0 && c.t.closeWhenIdle.Load() {
 		go c.t.Close()
@@ -470,5 +489,11 @@ func (c *Conn) Stats() ConnectionStats {
 	defer c.mu.Unlock()
 	s := c.snapshot.stats
 	s.DatagramsDropped = c.dropped
+	if c.handshook {
+		tls := &c.snapshot.tls
+		s.HandshakeComplete, s.HandshakeDuration = true, c.snapshot.handshakeDuration
+		s.Version, s.CipherSuite, s.ALPN = c.snapshot.version, tls.CipherSuite, tls.NegotiatedProtocol
+		s.Resumed, s.Used0RTT = tls.DidResume, c.snapshot.used0RTT
+	}
 	return s
 }

@@ -28,6 +28,7 @@ func (c *connState) onEarlyDataOffered() {
 	}
 	tp := rp.TransportParameters()
 	c.earlyParams = &tp
+	c.obs.offered0RTT = true
 	c.connSend.OnMaxData(tp.InitialMaxData)
 	c.streams.onPeerParams(&tp)
 }

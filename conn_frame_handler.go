@@ -41,6 +41,7 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 
 func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.FrameRecord) {
 	c := h.c
+	c.countRetransmission(f)
 	switch {
 	case f.Type == wire.FrameTypeCrypto:
 		c.spaces[space].cryptoSend.onLost(f.Offset, int(f.Length), false)

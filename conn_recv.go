@@ -63,6 +63,7 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 // Section 12.2 and RFC 9001, Section 5.5 ask; protocol errors close the
 // connection.
 func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
+	c.obs.rxSize = len(pkt)
 	if wire.IsLongHeader(pkt[0]) {
 		c.handleLongHeaderPacket(now, pkt, ecn, buffer)
 		return
@@ -85,7 +86,9 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 		}
 		if c.isStatelessReset(pkt) {
 			c.onStatelessReset(now)
+			return
 		}
+		c.traceDrop(wire.PacketType1RTT, len(pkt), DropDecryptionFailure)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], false); err != nil {
@@ -125,11 +128,13 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 			return
 		}
 		space, open = ackhandler.SpaceApplication, c.zeroRTTOpen
+		c.obs.rx0RTT = true // for statistics, accepted or not
 	default:
 		return
 	}
 	sp := &c.spaces[space]
 	if sp.discarded || (typ == wire.PacketType0RTT && c.oneRTT != nil && c.zeroRTTOpen == nil) {
+		c.traceDrop(typ, len(pkt), DropKeyUnavailable)
 		return
 	}
 	learnVersion := false
@@ -155,6 +160,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	pn := wire.DecodePacketNumber(sp.recv.LargestReceived(), trunc, pnLen)
 	payload, err := open.Open(pkt, pnOff, pnLen, pn)
 	if err != nil {
+		c.traceDrop(typ, len(pkt), DropDecryptionFailure)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], true); err != nil {
@@ -196,6 +202,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wire.PacketType, pn wire.PacketNumber, payload []byte, ecn ackhandler.ECNMark) {
 	sp := &c.spaces[space]
 	if sp.recv.IsDuplicate(pn) {
+		c.traceDrop(pt, c.obs.rxSize, DropDuplicate)
 		return
 	}
 	c.rxPacketType = pt
@@ -204,6 +211,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		c.closeWithError(now, err)
 		return
 	}
+	c.traceReceived(now, pt, pn, payload)
 	ackEliciting, err := c.handleFrames(now, space, pt, payload)
 	if err != nil {
 		c.closeWithError(now, err)
@@ -217,9 +225,6 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	if pt == wire.PacketType1RTT {
 		c.onPathPacket(now, largest == wire.InvalidPacketNumber || pn > largest)
 	}
-	if tr := c.config.Tracer; tr != nil && tr.PacketReceived != nil {
-		tr.PacketReceived(pt, pn, len(payload))
-	}
 	// "An endpoint restarts its idle timer when a packet from its peer is
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)
@@ -230,6 +235,9 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 // choose to buffer ... packets"; the bound keeps memory fixed).
 func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
 	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
+		if buffer {
+			c.traceDrop(packetTypeOf(pkt), len(pkt), DropKeyUnavailable)
+		}
 		return
 	}
 	c.undecryptable = append(c.undecryptable, append([]byte(nil), pkt...))

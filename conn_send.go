@@ -255,6 +255,9 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 		wire.PutVarintWithLen(b[pnOff-2:], length, 2)
 	}
 	pkt := b[start:]
+	// Traced before sealing, which encrypts the payload in place; every
+	// QUIC AEAD adds a 16-byte tag (RFC 9001, Section 5.3).
+	c.traceSent(now, pt, pn, len(pkt)+16, ackEliciting, b[pnOff+pnLen:])
 	var sealed []byte
 	switch pt {
 	case wire.PacketType1RTT:
@@ -277,9 +280,6 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	inFlight := ackEliciting || padded
 	c.packetsSent++
-	if tr := c.config.Tracer; tr != nil && tr.PacketSent != nil {
-		tr.PacketSent(pt, pn, len(sealed), ackEliciting)
-	}
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
 		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
 	})

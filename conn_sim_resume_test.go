@@ -242,6 +242,14 @@ func TestSim0RTTRejected(t *testing.T) {
 			if c := p.client.c; c.closeState != stateActive {
 				t.Fatalf("client closed: %v", c.closeErr)
 			}
+			// Both ends count the handshake as one whose 0-RTT was
+			// rejected (Transport.Stats).
+			var tr Transport
+			tr.countHandshake(true, p.client.c)
+			tr.countHandshake(true, p.server.c)
+			if s := tr.Stats(); s.ZeroRTTRejected != 2 || s.ZeroRTTAccepted != 0 || s.HandshakesCompleted != 2 {
+				t.Errorf("stats %+v, want 2 handshakes with 0-RTT rejected", s)
+			}
 		})
 	}
 }

@@ -144,6 +144,8 @@ type connState struct {
 	newToken       []byte
 	newTokenToSend bool
 	tokenKey       string
+
+	obs connObs // statistics and tracing (tracer_events.go)
 }
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
@@ -214,6 +216,8 @@ type connParams struct {
 	// preferred_address transport parameter (RFC 9000, Section 9.6); its
 	// connection ID and token are made here.
 	preferredAddress *wire.PreferredAddress
+	// tracer, if not nil, receives the connection's events.
+	tracer *Tracer
 }
 
 func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*connState, error) {
@@ -229,6 +233,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		retryToken:       p.token,
 		newToken:         p.newToken,
 		tokenKey:         p.tokenKey,
+		obs:              connObs{t: p.tracer},
 	}
 	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
 	if !p.version.IsSupported() {
@@ -423,6 +428,7 @@ func (c *connState) spaceForLevel(l handshake.EncryptionLevel) *packetSpace {
 
 func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 	write := ev.Kind == handshake.EventWriteSecret
+	c.traceKeyInstalled(ev.Level, write)
 	switch ev.Level {
 	case handshake.LevelHandshake:
 		sp := &c.spaces[ackhandler.SpaceHandshake]

@@ -1,6 +1,10 @@
 package quic
 
-import "time"
+import (
+	"time"
+
+	"github.com/quicstack/quic/wire"
+)
 
 // ConnectionStats are a connection's counters and estimates, updated by its
 // goroutine after every event.
@@ -15,8 +19,18 @@ type ConnectionStats struct {
 	// BytesSent and BytesReceived count UDP payload bytes.
 	BytesSent, BytesReceived uint64
 	// PacketsSent and PacketsReceived count QUIC packets (several may
-	// share a datagram); PacketsLost counts those declared lost.
+	// share a datagram); PacketsLost counts those declared lost and
+	// BytesLost their sizes.
 	PacketsSent, PacketsReceived, PacketsLost uint64
+	BytesLost                                 uint64
+	// BytesRetransmitted counts the STREAM and CRYPTO data of packets
+	// declared lost (or sent in 0-RTT and rejected), which is sent again
+	// in new packets unless its stream was reset meanwhile: this library
+	// retransmits frames, never whole packets.
+	BytesRetransmitted uint64
+	// PacketsDropped counts received packets the connection discarded
+	// without processing (undecryptable, duplicate, keys gone).
+	PacketsDropped uint64
 	// OpenStreams is the number of streams not yet finished in both
 	// directions.
 	OpenStreams int
@@ -32,6 +46,24 @@ type ConnectionStats struct {
 	// Migrations counts the moves to another network path (the client's
 	// or the server's view).
 	Migrations int
+
+	// The fields below are set once the handshake completed.
+
+	// HandshakeComplete reports whether it did.
+	HandshakeComplete bool
+	// HandshakeDuration is the time from the connection's start (Dial,
+	// or the server receiving the first Initial) to the handshake's
+	// completion.
+	HandshakeDuration time.Duration
+	// Version is the QUIC version in use.
+	Version wire.Version
+	// CipherSuite is the TLS cipher suite (a crypto/tls constant, see
+	// tls.CipherSuiteName); ALPN the application protocol.
+	CipherSuite uint16
+	ALPN        string
+	// Resumed reports whether the TLS session was resumed; Used0RTT
+	// whether 0-RTT was accepted (see ConnectionState.Used0RTT).
+	Resumed, Used0RTT bool
 }
 
 func (c *connState) stats() ConnectionStats {
@@ -41,6 +73,7 @@ func (c *connState) stats() ConnectionStats {
 		CongestionState: c.cc.State().Phase,
 		BytesSent:       c.bytesSent, BytesReceived: c.bytesReceived,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsReceived, PacketsLost: c.sent.LostPackets(),
+		BytesLost: c.obs.bytesLost, BytesRetransmitted: c.obs.bytesRetransmitted, PacketsDropped: c.obs.dropped,
 		OpenStreams:     c.streams.openCount(),
 		MaxDatagramSize: c.maxDatagramSize, Migrations: c.paths.migrations,
 	}

@@ -41,8 +41,15 @@ type streamsMap struct {
 	// to send, in round-robin order.
 	attention []*stream
 	sendable  []*stream
-	closed    error // set when the connection ends
-	wake      func()
+	// Storage reused so that steady sending allocates nothing: the array
+	// sendable was last allocated in (it pops from the front), the
+	// attention list processAttention handled last time, and a copy of
+	// sendable for the connection goroutine to walk without m.mu.
+	sendableBuf    []*stream
+	attentionSpare []*stream
+	sendableCopy   []*stream
+	closed         error // set when the connection ends
+	wake           func()
 	// peerParams are the peer's transport parameters once known, for the
 	// initial send credit of new streams.
 	peerParams *wire.TransportParameters
@@ -319,9 +326,33 @@ func (m *streamsMap) markSendable(s *stream) {
 	m.mu.Lock()
 	if !s.inSendable {
 		s.inSendable = true
-		m.sendable = append(m.sendable, s)
+		m.pushSendable(s)
 	}
 	m.mu.Unlock()
+}
+
+// pushSendable appends s to the sendable queue; m.mu is held. Popping
+// from the front makes the queue drift toward the end of its array; when
+// it reaches the end while using at most half the array, it moves back
+// to the start instead of growing.
+func (m *streamsMap) pushSendable(s *stream) {
+	if len(m.sendable) == cap(m.sendable) && len(m.sendable) <= cap(m.sendableBuf)/2 {
+		n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
+		m.sendable = m.sendableBuf[:n]
+	}
+	m.sendable = append(m.sendable, s)
+	if cap(m.sendable) > cap(m.sendableBuf) {
+		m.sendableBuf = m.sendable[:0]
+	}
+}
+
+// copySendable returns a copy of the sendable queue in storage reused by
+// the connection goroutine, its only caller.
+func (m *streamsMap) copySendable() []*stream {
+	m.mu.Lock()
+	m.sendableCopy = append(m.sendableCopy[:0], m.sendable...)
+	m.mu.Unlock()
+	return m.sendableCopy
 }
 
 // processAttention applies what application goroutines did to streams:
@@ -330,7 +361,11 @@ func (m *streamsMap) markSendable(s *stream) {
 func (m *streamsMap) processAttention(now time.Time) {
 	m.mu.Lock()
 	list := m.attention
-	m.attention = nil
+	if len(list) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.attention = m.attentionSpare[:0]
 	for _, s := range list {
 		s.inAttention = false
 	}
@@ -341,6 +376,9 @@ func (m *streamsMap) processAttention(now time.Time) {
 		}
 		m.maybeRetire(s)
 	}
+	// Only this goroutine swaps the lists, so list is no longer shared.
+	clear(list)
+	m.attentionSpare = list[:0]
 }
 
 // hasDataToSend reports whether some stream has STREAM frames to send.
@@ -353,10 +391,7 @@ func (m *streamsMap) hasDataToSend() bool {
 // rearmBlocked lets every stream waiting to send repeat its
 // STREAM_DATA_BLOCKED frame (see connState.onKeepAlive).
 func (m *streamsMap) rearmBlocked() {
-	m.mu.Lock()
-	list := append([]*stream(nil), m.sendable...)
-	m.mu.Unlock()
-	for _, s := range list {
+	for _, s := range m.copySendable() {
 		s.mu.Lock()
 		s.sendFC.RearmBlocked()
 		s.mu.Unlock()
@@ -417,9 +452,9 @@ func (m *streamsMap) appendControlFrames(now time.Time, b []byte, end int) []byt
 			}
 		}
 	}
-	list := append([]*stream(nil), m.sendable...)
+	m.sendableCopy = append(m.sendableCopy[:0], m.sendable...)
 	m.mu.Unlock()
-	for _, s := range list {
+	for _, s := range m.sendableCopy {
 		b = s.appendControlFrames(now, b, end)
 	}
 	return b
@@ -435,6 +470,7 @@ func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte
 			return b
 		}
 		s := m.sendable[0]
+		m.sendable[0] = nil
 		m.sendable = m.sendable[1:]
 		s.inSendable = false
 		m.mu.Unlock()
@@ -495,12 +531,19 @@ func (m *streamsMap) maybeRetire(s *stream) {
 	if !done {
 		return
 	}
+	retired := false
+	defer func() { // after m.mu is released: the tracer may write a file
+		if retired {
+			m.c.traceStreamClosed(s.id)
+		}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.streams[s.id]; !ok || (s.id.Initiator() != m.role && !s.accepted) {
 		return
 	}
 	delete(m.streams, s.id)
+	retired = true
 	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {
 		if s.id.IsBidi() {

@@ -127,8 +127,10 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	cp.routes = connRoutes{&l.t.handlers, c}
 	cp.path = l.t.pathAddrsFor(addr)
 	l.applyPreferred(c, &cp)
+	cp.tracer = l.config.newTracer(c, false, cp.origDstConnID)
 	st, err := newConnState(now, wire.RoleServer, l.config, cp)
 	if err != nil {
+		tracerDone(cp.tracer)
 		l.t.handlers.remove(hdr.DstConnID, c)
 		return false
 	}
@@ -256,6 +258,7 @@ func (l *Listener) sendRetry(now time.Time, hdr wire.LongHeader, addr net.Addr) 
 		Token: l.t.tokens.AppendRetryToken(nil, now, ap, hdr.DstConnID, scid)}
 	b := r.Append(make([]byte, 0, r.EncodedLen()+16))
 	b = handshake.AppendRetryIntegrityTag(b[:len(b)-wire.RetryIntegrityTagLen], hdr.Version, hdr.DstConnID.Bytes())
+	l.t.stats.retriesSent.Add(1)
 	l.t.writeTo(b, addr)
 }
 

@@ -80,6 +80,7 @@ type Transport struct {
 
 	// localAddr is the socket's local address as paths know it.
 	localAddr netip.AddrPort
+	stats     transportCounters // see Stats
 }
 
 const maxPacketBufferSize = 1500
@@ -159,6 +160,7 @@ func (t *Transport) readLoop() {
 		bp := getPacketBuffer()
 		n, addr, err := t.Conn.ReadFrom(*bp)
 		if err == nil && n > maxUDPPayloadSize {
+			t.stats.countDrop(DropTooLarge)
 			putPacketBuffer(bp) // larger than we allow: drop
 			continue
 		}
@@ -190,36 +192,50 @@ func (t *Transport) readLoop() {
 // ownership of its buffer.
 func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 	if len(d) == 0 {
+		t.stats.countDrop(DropInvalid)
 		return false
 	}
 	cidLen := t.ConnectionIDGenerator.ConnectionIDLen()
 	cid, err := wire.ParseDestConnectionID(d, cidLen)
 	if err != nil {
+		t.stats.countDrop(DropInvalid)
 		return false
 	}
 	if c := t.handlers.get(cid); c != nil {
-		return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)})
+		if !c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)}) {
+			t.stats.countDrop(DropQueueFull)
+			return false
+		}
+		return true
 	}
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
 			return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)})
 		}
+		t.stats.countDrop(DropUnknownConnection)
 		t.maybeSendStatelessReset(d, cid, addr)
 		return false
 	}
 	hdr, err := wire.ParseInvariantHeader(d, cidLen)
 	if err != nil {
+		t.stats.countDrop(DropInvalid)
 		return false
 	}
 	l := t.listener.Load()
 	if l == nil {
+		t.stats.countDrop(DropRejected)
 		return false
 	}
 	if !slices.Contains(l.config.Versions, hdr.Version) || !hdr.Version.IsSupported() {
+		t.stats.countDrop(DropUnsupportedVersion)
 		t.sendVersionNegotiation(d, hdr, addr, l.config.Versions)
 		return false
 	}
-	return l.handleNewConnection(d, bp, addr)
+	if l.handleNewConnection(d, bp, addr) {
+		return true
+	}
+	t.stats.countDrop(DropRejected)
+	return false
 }
 
 // sendVersionNegotiation answers a long-header packet of an unknown version
@@ -241,6 +257,7 @@ func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, a
 	}
 	list = append(list, greaseVersion(r[1:], hdr.Version))
 	vn := wire.AppendVersionNegotiation(nil, 0x40|r[0], hdr.SrcConnID, hdr.DstConnID, list)
+	t.stats.versionNegotiationsSent.Add(1)
 	t.writeTo(vn, addr)
 }
 
@@ -279,6 +296,7 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
 	token := t.resetter.Token(cid)
 	copy(b[size-wire.StatelessResetTokenLen:], token[:])
+	t.stats.resetsSent.Add(1)
 	t.writeTo(b, addr)
 }
 
@@ -365,12 +383,15 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		tc.ClientSessionCache = vcache
 	}
 	c := newConn(t, addr, cfg)
+	tr := cfg.newTracer(c, true, dcid)
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
+		tracer: tr,
 	})
 	if err != nil {
+		tracerDone(tr)
 		return nil, err
 	}
 	if vcache != nil {

@@ -99,8 +99,10 @@ type SentPacketHandler struct {
 	rtt    *congestion.RTTStats
 	cc     congestion.Controller
 	frames FrameHandler
-	rng    *rand.Rand
-	skip   bool
+	// lossObserver is frames, if it is a PacketLossObserver.
+	lossObserver PacketLossObserver
+	rng          *rand.Rand
+	skip         bool
 
 	spaces        [spaceCount]spaceState
 	bytesInFlight int
@@ -183,6 +185,7 @@ func New(cfg Config) *SentPacketHandler {
 		rng:    cfg.Rand,
 		skip:   !cfg.DisablePacketNumberSkipping,
 	}
+	h.lossObserver, _ = cfg.Frames.(PacketLossObserver)
 	if h.rng == nil {
 		h.rng = rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	}

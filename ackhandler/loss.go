@@ -104,6 +104,9 @@ func (h *SentPacketHandler) declareLost(space Space, s *spaceState, e *sentEntry
 	if lost {
 		e.state = sentLost
 		h.lostPackets++
+		if h.lossObserver != nil {
+			h.lossObserver.OnPacketLost(space, e.PacketNumber, e.Size)
+		}
 	}
 	if e.InFlight {
 		h.bytesInFlight -= e.Size

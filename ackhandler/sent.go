@@ -92,6 +92,14 @@ type FrameHandler interface {
 	OnFrameLost(space Space, f *FrameRecord)
 }
 
+// A PacketLossObserver learns of each packet declared lost (RFC 9002,
+// Section 6.1), for statistics and tracing; a FrameHandler that also
+// implements it is told, before the packet's frames are reported lost.
+// Packets requeued or abandoned are not losses and are not reported.
+type PacketLossObserver interface {
+	OnPacketLost(space Space, pn wire.PacketNumber, size int)
+}
+
 // sentState is the state of a slot in the sent-packet ring.
 type sentState uint8
 

@@ -49,6 +49,7 @@ type OneRTTKeys struct {
 
 	confirmed     bool
 	updates       int       // completed or initiated updates
+	remoteUpdates int       // of updates, those the peer initiated
 	updateAllowed time.Time // earliest next initiation (Section 6.5: 3 PTO)
 	pto           time.Duration
 
@@ -140,6 +141,9 @@ func (k *OneRTTKeys) KeyPhase() uint8 { return k.writePhase }
 
 // Updates returns how many key updates this endpoint initiated or followed.
 func (k *OneRTTKeys) Updates() int { return k.updates }
+
+// RemoteUpdates returns how many of the Updates the peer initiated.
+func (k *OneRTTKeys) RemoteUpdates() int { return k.remoteUpdates }
 
 // FailedDecryptions returns how many packets failed authentication.
 func (k *OneRTTKeys) FailedDecryptions() uint64 { return k.failed }
@@ -301,6 +305,7 @@ func (k *OneRTTKeys) rotateRead(now time.Time, pn wire.PacketNumber) error {
 	k.prevDiscard = now.Add(3 * k.pto)
 	if k.writePhase != k.readPhase {
 		// The peer initiated this update; follow it.
+		k.remoteUpdates++
 		return k.updateWrite()
 	}
 	return nil

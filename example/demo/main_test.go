@@ -11,7 +11,8 @@ import (
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	err := run([]string{"-size", "256KB", "-v"}, &out)
+	qdir := t.TempDir()
+	err := run([]string{"-size", "256KB", "-v", "-qlog", qdir}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\noutput:\n%s", err, out.String())
 	}
@@ -21,11 +22,12 @@ func TestRun(t *testing.T) {
 	text := out.String()
 	for _, re := range []string{
 		`(?m)^server: listening on 127\.0\.0\.1:\d+ \(HTTP/3`,
-		`(?m)^GET /      200  \d+ B +protocol HTTP/3\.0  QUIC v1  TLS 1\.3 \S+  time to headers [\d.]+ ms`,
+		`(?m)^GET /      200  \d+ B +protocol HTTP/3\.0  QUIC v1  TLS 1\.3 \S+  handshake [\d.]+ ms  time to headers [\d.]+ ms`,
 		`(?m)^GET /256kb 200  256\.0 KB in [\d.]+ ms = \d+ Mbit/s \(body verified: 256000 bytes match\)$`,
 		`(?m)^    Content-Length: 256000$`,
-		`(?m)^reconnect: GET / 200  time to headers [\d.]+ ms  TLS session resumed: yes \(server: yes\)  0-RTT: not used`,
-		`(?m)^qlog: not written`,
+		`(?m)^reconnect: GET / 200  handshake [\d.]+ ms  time to headers [\d.]+ ms  TLS session resumed: yes \(server: yes\)$`,
+		`(?m)^0-RTT: 1-RTT connection GET / in [\d.]+ ms; resumed connection with the request in 0-RTT: GET / in [\d.]+ ms, 0-RTT accepted: yes \(server: yes\)$`,
+		`(?m)^qlog: 8 files in ` + regexp.QuoteMeta(qdir) + ` `,
 	} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("output does not match %s:\n%s", re, text)

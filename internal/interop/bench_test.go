@@ -387,7 +387,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(idleHelperEnv); name != "" {
 		os.Exit(idleClientMain(name))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removePrograms() // programs_test.go
+	os.Exit(code)
 }
 
 func BenchmarkIdleConnMemory(b *testing.B) {

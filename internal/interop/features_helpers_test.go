@@ -151,20 +151,22 @@ func newPacketCounter() *packetCounter {
 	return &packetCounter{sent: map[string]int{}, rcvd: map[string]int{}}
 }
 
-func (p *packetCounter) tracer() *ours.Tracer {
-	return &ours.Tracer{
-		PacketSent: func(pt wire.PacketType, _ wire.PacketNumber, _ int, ackEliciting bool) {
-			if ackEliciting {
+func (p *packetCounter) tracer() func(context.Context, bool, ours.ConnectionID) *ours.Tracer {
+	return func(context.Context, bool, ours.ConnectionID) *ours.Tracer {
+		return &ours.Tracer{
+			PacketSent: func(pk ours.PacketInfo) {
+				if pk.AckEliciting {
+					p.mu.Lock()
+					p.sent[pk.Type.String()]++
+					p.mu.Unlock()
+				}
+			},
+			PacketReceived: func(pk ours.PacketInfo) {
 				p.mu.Lock()
-				p.sent[pt.String()]++
+				p.rcvd[pk.Type.String()]++
 				p.mu.Unlock()
-			}
-		},
-		PacketReceived: func(pt wire.PacketType, _ wire.PacketNumber, _ int) {
-			p.mu.Lock()
-			p.rcvd[pt.String()]++
-			p.mu.Unlock()
-		},
+			},
+		}
 	}
 }
 

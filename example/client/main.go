@@ -1,0 +1,319 @@
+// Command client fetches URLs from one server over QUIC, in parallel on
+// one connection: with HTTP/3 (-alpn h3, the default) or with HTTP/0.9
+// over QUIC (-alpn hq-interop, the QUIC interop runner's file protocol).
+//
+// Usage:
+//
+//	go run ./example/client [flags] URL...
+//
+// It prints one line per URL (status, bytes, time) and a line per
+// connection (QUIC version, cipher suite, handshake time, resumption,
+// 0-RTT), and exits with status 0 only if every fetch succeeded (1
+// otherwise, 2 on a usage error). -resume fetches the first URL, waits
+// for a session ticket, and reconnects with TLS resumption for the rest;
+// -0rtt also sends the second connection's requests in 0-RTT (with
+// hq-interop: http3.Transport does not dial with 0-RTT yet). -keylog FILE
+// (or $SSLKEYLOGFILE) writes the TLS secrets for Wireshark; -qlog DIR (or
+// $QLOGDIR) writes a qlog file per connection.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/http3"
+	"github.com/quicstack/quic/internal/certs"
+	"github.com/quicstack/quic/internal/cli"
+	"github.com/quicstack/quic/internal/hq"
+	"github.com/quicstack/quic/wire"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout)
+	os.Exit(cli.ExitCode("client", err, os.Stderr))
+}
+
+type options struct {
+	alpn            string
+	out             string
+	resume, zeroRTT bool
+	timeout         time.Duration
+	tlsConf         *tls.Config
+	conf            *quic.Config
+	tickets         *cli.TicketCache
+	handshakes      *cli.Handshakes
+	stdout          io.Writer
+	mu              sync.Mutex // serializes output lines
+	failed          int
+	remote          string // host:port
+}
+
+// errFetch reports that some fetches failed; each was reported already.
+var errFetch = errors.New("some fetches failed")
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	insecure := fs.Bool("insecure", false, "do not verify the server's certificate")
+	caFile := fs.String("ca", "", "trust the PEM CA certificates in `file` (default: the system's)")
+	alpn := fs.String("alpn", http3.NextProtoH3, "application protocol: h3 or hq-interop")
+	out := fs.String("out", "", "save each body in `dir` under the URL's file name (default: discard)")
+	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE)")
+	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
+	resume := fs.Bool("resume", false, "fetch the first URL, then reconnect with TLS resumption for the rest")
+	zeroRTT := fs.Bool("0rtt", false, "with -resume, send the second connection's requests in 0-RTT (hq-interop only)")
+	keyUpdate := fs.Bool("keyupdate", false, "initiate 1-RTT key updates (every 100 packets sent, when allowed)")
+	v2 := fs.Bool("v2", false, "use QUIC version 2 (RFC 9369)")
+	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: client [flags] URL...\n\n"+
+			"client fetches the URLs (all https:// on one server) in parallel over one QUIC\n"+
+			"connection, prints one line per URL, and exits non-zero if any fetch failed.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return cli.Usagef("no URL given")
+	}
+	if *alpn != http3.NextProtoH3 && *alpn != hq.ALPN {
+		return cli.Usagef("-alpn %q: want h3 or hq-interop", *alpn)
+	}
+	if *zeroRTT && !*resume {
+		*resume = true // 0-RTT needs a session to resume
+	}
+	if *zeroRTT && *alpn == http3.NextProtoH3 {
+		return cli.Usagef("-0rtt needs -alpn hq-interop: http3.Transport does not dial with 0-RTT yet")
+	}
+	if *resume && fs.NArg() < 2 {
+		return cli.Usagef("-resume needs at least two URLs (the first is fetched before reconnecting)")
+	}
+	urls := make([]*url.URL, fs.NArg())
+	for i, a := range fs.Args() {
+		u, err := url.Parse(a)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return cli.Usagef("%q is not an https:// URL", a)
+		}
+		if i > 0 && u.Host != urls[0].Host {
+			return cli.Usagef("all URLs must be on one server: %s and %s", urls[0].Host, u.Host)
+		}
+		urls[i] = u
+	}
+	cc, err := cli.Congestion(*ccName)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return err
+		}
+	}
+
+	o := &options{alpn: *alpn, out: *out, resume: *resume, zeroRTT: *zeroRTT, timeout: *timeout, stdout: stdout,
+		tickets: cli.NewTicketCache(), handshakes: &cli.Handshakes{}}
+	o.remote = urls[0].Host
+	if urls[0].Port() == "" {
+		o.remote = net.JoinHostPort(urls[0].Hostname(), "443")
+	}
+	o.tlsConf = &tls.Config{
+		ServerName:         urls[0].Hostname(),
+		InsecureSkipVerify: *insecure,
+		NextProtos:         []string{*alpn},
+		ClientSessionCache: o.tickets,
+	}
+	if *caFile != "" {
+		if o.tlsConf.RootCAs, err = certs.LoadPool(*caFile); err != nil {
+			return cli.Usagef("-ca: %v", err)
+		}
+	}
+	kl, err := cli.KeyLog(*keylogFile)
+	if err != nil {
+		return fmt.Errorf("opening the key log: %w", err)
+	}
+	if kl != nil {
+		defer kl.Close()
+		o.tlsConf.KeyLogWriter = kl
+	}
+	o.conf = cli.Config(cc, *qlogDir)
+	o.conf.Tracer = o.handshakes.Hook(o.conf.Tracer)
+	if *keyUpdate {
+		o.conf.KeyUpdateInterval = 100
+	}
+	if *v2 {
+		o.conf.Versions = []wire.Version{wire.Version2}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	groups := [][]*url.URL{urls}
+	if *resume {
+		groups = [][]*url.URL{urls[:1], urls[1:]}
+	}
+	for i, g := range groups {
+		if i > 0 && !o.tickets.WaitTicket(ctx, 0) {
+			return errors.New("no session ticket from the server: cannot resume")
+		}
+		early := i > 0 && o.zeroRTT
+		var err error
+		if o.alpn == hq.ALPN {
+			err = o.fetchHQ(ctx, g, early)
+		} else {
+			err = o.fetchH3(ctx, g)
+		}
+		if err != nil {
+			return err
+		}
+		// A connection's handshake completes before its first response
+		// arrives, so it is recorded by now if it happened.
+		if hs := o.handshakes.List(); len(hs) > i {
+			fmt.Fprintf(stdout, "connection %d: %s\n", i+1, hs[i])
+		}
+	}
+	if o.failed > 0 {
+		return fmt.Errorf("%d of %d fetches failed", o.failed, len(urls))
+	}
+	return nil
+}
+
+// fetchH3 fetches urls in parallel with HTTP/3 over one connection.
+func (o *options) fetchH3(ctx context.Context, urls []*url.URL) error {
+	tr := &http3.Transport{TLSClientConfig: o.tlsConf, QUICConfig: o.conf}
+	defer tr.Close()
+	client := &http.Client{Transport: tr}
+	o.parallel(urls, func(u *url.URL) (int, io.ReadCloser, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		return resp.StatusCode, resp.Body, nil
+	})
+	return nil
+}
+
+// fetchHQ fetches urls in parallel with HTTP/0.9 over one QUIC
+// connection, dialed with 0-RTT if early is set.
+func (o *options) fetchHQ(ctx context.Context, urls []*url.URL, early bool) error {
+	raddr, err := net.ResolveUDPAddr("udp", o.remote)
+	if err != nil {
+		return err
+	}
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return err
+	}
+	defer udp.Close()
+	tr := &quic.Transport{Conn: udp}
+	defer tr.Close()
+	dial := tr.Dial
+	if early {
+		dial = tr.DialEarly
+	}
+	c, err := dial(ctx, raddr, o.tlsConf, o.conf)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", o.remote, err)
+	}
+	defer c.CloseWithError(0, "")
+	o.parallel(urls, func(u *url.URL) (int, io.ReadCloser, error) {
+		p := u.EscapedPath()
+		if p == "" {
+			p = "/"
+		}
+		s, err := hq.Get(ctx, c, p)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, hqBody{s}, nil
+	})
+	if early {
+		select {
+		case <-c.HandshakeComplete():
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+// hqBody reads an HTTP/0.9 response, turning a stream reset with an HTTP
+// status into an error naming it.
+type hqBody struct{ s *quic.Stream }
+
+func (b hqBody) Read(p []byte) (int, error) {
+	n, err := b.s.Read(p)
+	if st := hq.StatusOf(err); st != 0 {
+		err = fmt.Errorf("server answered %d %s", st, http.StatusText(st))
+	}
+	return n, err
+}
+
+func (b hqBody) Close() error { b.s.CancelRead(0); return nil }
+
+// parallel runs get for each URL at once and reports each result.
+func (o *options) parallel(urls []*url.URL, get func(*url.URL) (int, io.ReadCloser, error)) {
+	var wg sync.WaitGroup
+	for _, u := range urls {
+		wg.Go(func() {
+			start := time.Now()
+			status, body, err := get(u)
+			var n int64
+			if err == nil {
+				n, err = o.save(u, body)
+				body.Close()
+				if err == nil && status != http.StatusOK {
+					err = fmt.Errorf("status %d %s", status, http.StatusText(status))
+				}
+			}
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if err != nil {
+				o.failed++
+				fmt.Fprintf(o.stdout, "FAIL %s: %v\n", u, err)
+				return
+			}
+			fmt.Fprintf(o.stdout, "%d %10d bytes %10s  %s\n", status, n, cli.Ms(time.Since(start)), u)
+		})
+	}
+	wg.Wait()
+}
+
+// save writes a body to the output directory, or discards it.
+func (o *options) save(u *url.URL, body io.Reader) (int64, error) {
+	if o.out == "" {
+		return io.Copy(io.Discard, body)
+	}
+	name := path.Base(u.Path)
+	if name == "/" || name == "." || name == "" {
+		name = "index.html"
+	}
+	f, err := os.Create(filepath.Join(o.out, name))
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(f, body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}

@@ -1,0 +1,97 @@
+package quic
+
+import "sync/atomic"
+
+// TransportStats are a Transport's counters since it started, for
+// operators: how many handshakes succeed, how often 0-RTT works, how much
+// the server defends itself (Retry, stateless resets, version
+// negotiation) and why datagrams are dropped.
+type TransportStats struct {
+	// HandshakesStarted counts connections started, dialed or accepted;
+	// HandshakesCompleted those whose handshake completed and
+	// HandshakesFailed those that ended before it did.
+	HandshakesStarted, HandshakesCompleted, HandshakesFailed uint64
+	// ZeroRTTAccepted counts handshakes in which 0-RTT was accepted.
+	// ZeroRTTRejected counts those in which it was attempted and
+	// declined: on a client, 0-RTT was offered; on a server, 0-RTT
+	// packets arrived.
+	ZeroRTTAccepted, ZeroRTTRejected uint64
+	// RetriesSent counts Retry packets sent (RFC 9000, Section 8.1.2).
+	RetriesSent uint64
+	// StatelessResetsSent counts stateless resets sent (RFC 9000,
+	// Section 10.3).
+	StatelessResetsSent uint64
+	// VersionNegotiationsSent counts Version Negotiation packets sent
+	// (RFC 9000, Section 6).
+	VersionNegotiationsSent uint64
+	// PacketsDropped counts datagrams the Transport dropped before any
+	// connection processed them, and packets connections discarded, by
+	// reason. Only reasons seen are present.
+	PacketsDropped map[PacketDropReason]uint64
+	// ConnectionsOpen is the number of connections whose goroutine runs,
+	// including those closing.
+	ConnectionsOpen int64
+}
+
+// transportCounters are the atomic counters behind TransportStats.
+type transportCounters struct {
+	handshakesStarted, handshakesCompleted, handshakesFailed atomic.Uint64
+	zeroRTTAccepted, zeroRTTRejected                         atomic.Uint64
+	retriesSent, resetsSent, versionNegotiationsSent         atomic.Uint64
+	dropped                                                  [len(dropReasons)]atomic.Uint64
+}
+
+// countDrop counts a dropped datagram or packet.
+func (t *transportCounters) countDrop(r PacketDropReason) {
+	t.dropped[dropIndex(r)].Add(1)
+}
+
+// dropIndex returns the index of r in dropReasons.
+func dropIndex(r PacketDropReason) int {
+	for i, d := range dropReasons {
+		if d == r {
+			return i
+		}
+	}
+	return dropIndex(DropInvalid)
+}
+
+// Stats returns the Transport's counters. It is safe to call from any
+// goroutine at any time.
+func (t *Transport) Stats() TransportStats {
+	s := &t.stats
+	ts := TransportStats{
+		HandshakesStarted:       s.handshakesStarted.Load(),
+		HandshakesCompleted:     s.handshakesCompleted.Load(),
+		HandshakesFailed:        s.handshakesFailed.Load(),
+		ZeroRTTAccepted:         s.zeroRTTAccepted.Load(),
+		ZeroRTTRejected:         s.zeroRTTRejected.Load(),
+		RetriesSent:             s.retriesSent.Load(),
+		StatelessResetsSent:     s.resetsSent.Load(),
+		VersionNegotiationsSent: s.versionNegotiationsSent.Load(),
+		PacketsDropped:          map[PacketDropReason]uint64{},
+		ConnectionsOpen:         t.conns.Load(),
+	}
+	for i, r := range dropReasons {
+		if n := s.dropped[i].Load(); n > 0 {
+			ts.PacketsDropped[r] = n
+		}
+	}
+	return ts
+}
+
+// countHandshake counts a connection's handshake outcome when it completes
+// (done) or the connection ends before (!done).
+func (t *Transport) countHandshake(done bool, st *connState) {
+	if !done {
+		t.stats.handshakesFailed.Add(1)
+		return
+	}
+	t.stats.handshakesCompleted.Add(1)
+	switch {
+	case st.used0RTT:
+		t.stats.zeroRTTAccepted.Add(1)
+	case st.obs.offered0RTT || st.obs.rx0RTT:
+		t.stats.zeroRTTRejected.Add(1)
+	}
+}
