@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -24,8 +25,11 @@ type Conn struct {
 	config *Config
 	state  *connState // owned by the run goroutine
 
-	inbound chan inboundDatagram
+	inbound inboundQueue
 	wakeCh  chan struct{}
+	// local is the address the peer's datagrams were last sent to, where
+	// replies leave from on a wildcard socket (run goroutine only).
+	local   netip.Addr
 	closeCh chan closeRequest
 
 	handshakeDone chan struct{}
@@ -45,11 +49,15 @@ type Conn struct {
 	firstDstConnID wire.ConnectionID
 }
 
-// inboundDatagram is a datagram routed to a connection.
+// inboundDatagram is a datagram routed to a connection, or with GRO a run
+// of datagrams of segSize bytes each (the last may be shorter).
 type inboundDatagram struct {
-	data []byte
-	buf  *[]byte // pooled storage to return, or nil
-	ecn  ackhandler.ECNMark
+	data    []byte
+	buf     *[]byte // pooled storage to return, or nil
+	ecn     ackhandler.ECNMark
+	segSize uint16         // 0: one datagram
+	addr    netip.AddrPort // the sender, if known as a UDP address
+	dst     netip.Addr     // the local address it was sent to, if known
 }
 
 type closeRequest struct {
@@ -57,15 +65,9 @@ type closeRequest struct {
 	reason string
 }
 
-// inboundQueueLen bounds the datagrams waiting for a connection's
-// goroutine; beyond it they are dropped (and counted) so that a slow
-// connection never blocks the Transport's read loop.
-const inboundQueueLen = 256
-
 func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	c := &Conn{
 		t: t, remote: remote, config: cfg,
-		inbound:       make(chan inboundDatagram, inboundQueueLen),
 		wakeCh:        make(chan struct{}, 1),
 		closeCh:       make(chan closeRequest, 1),
 		handshakeDone: make(chan struct{}),
@@ -84,20 +86,6 @@ func (c *Conn) start(st *connState) {
 	go c.run()
 }
 
-// enqueue hands a datagram to the connection without blocking; it reports
-// false if the queue was full and the datagram dropped.
-func (c *Conn) enqueue(d inboundDatagram) bool {
-	select {
-	case c.inbound <- d:
-		return true
-	default:
-		c.mu.Lock()
-		c.dropped++
-		c.mu.Unlock()
-		return false
-	}
-}
-
 func (c *Conn) wake() {
 	select {
 	case c.wakeCh <- struct{}{}:
@@ -109,7 +97,6 @@ func (c *Conn) run() {
 	defer c.t.wg.Done()
 	defer close(c.done)
 	st := c.state
-	buf := make([]byte, 0, maxPacketBufferSize)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// closing is set to nil once handled: a closed channel is always
@@ -118,13 +105,7 @@ func (c *Conn) run() {
 	closing := c.t.closing
 	for {
 		now := time.Now()
-		for i := 0; i < 64; i++ { // bounded burst, then look at input again
-			d := st.pollTransmit(now, buf[:0])
-			if d == nil {
-				break
-			}
-			c.t.writeTo(d, c.remote)
-		}
+		c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
 			c.finish()
@@ -136,33 +117,16 @@ func (c *Conn) run() {
 			timer.Reset(time.Hour)
 		}
 		select {
-		case d := <-c.inbound:
-			c.handle(d)
-			for n := 0; n < 32; n++ { // drain a batch
-				select {
-				case d := <-c.inbound:
-					c.handle(d)
-					continue
-				default:
-				}
-				break
-			}
 		case <-timer.C:
 			st.handleTimeout(time.Now())
-		case <-c.wakeCh:
+		case <-c.wakeCh: // datagrams queued, or an application command
 		case r := <-c.closeCh:
 			st.closeApplication(time.Now(), r.code, r.reason)
 		case <-closing:
 			closing = nil
 			st.closeApplication(time.Now(), 0, "transport closed")
 		}
-	}
-}
-
-func (c *Conn) handle(d inboundDatagram) {
-	c.state.handleDatagram(time.Now(), d.data, d.ecn)
-	if d.buf != nil {
-		putPacketBuffer(d.buf)
+		c.drainInbound()
 	}
 }
 
@@ -230,16 +194,7 @@ func (c *Conn) finish() {
 	if c.t.conns.Add(-1) == 0 && c.t.closeWhenIdle.Load() {
 		go c.t.Close()
 	}
-	for {
-		select {
-		case d := <-c.inbound:
-			if d.buf != nil {
-				putPacketBuffer(d.buf)
-			}
-		default:
-			return
-		}
-	}
+	c.inbound.close()
 }
 
 // err returns why the connection ended, or nil while it is open.

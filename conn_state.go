@@ -32,6 +32,9 @@ type connState struct {
 	// that a client offers anyway, to solicit Version Negotiation: it goes
 	// in the Version field of long headers instead of version.
 	offeredVersion wire.Version
+	// sendECN is the ECN codepoint of the datagram pollTransmit last
+	// returned, for the socket to set (RFC 9000, Section 13.4).
+	sendECN ackhandler.ECNMark
 
 	// Connection IDs (RFC 9000, Section 7.2).
 	origDstConnID wire.ConnectionID // the client's first Destination Connection ID
@@ -188,6 +191,9 @@ type connParams struct {
 	token []byte
 	// tokenKey, on a client, is the TokenStore key for NEW_TOKEN tokens.
 	tokenKey string
+	// ecn reports that the socket can mark packets ECT(0) and read the
+	// marks of received ones; without it ECN validation starts failed.
+	ecn bool
 	// newToken, on a server, is a NEW_TOKEN token to send once the
 	// handshake completes.
 	newToken []byte
@@ -238,7 +244,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{
-		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed,
+		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed, DisableECN: !p.ecn,
 	})
 	for s := range c.spaces {
 		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))

@@ -1,0 +1,153 @@
+package quic
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// The connection's side of the socket layer: the queue the Transport's
+// read loop fills, and the batches the connection's goroutine sends.
+//
+// Profiles of bulk transfer shaped this file: a channel operation and a
+// clock reading per datagram cost more than parsing it, so datagrams
+// queue under a mutex and the goroutine takes all of them at once, with
+// one clock reading; and the packets of one wakeup leave in one call to
+// the socket layer (one sendmmsg, with GSO one segment run per message).
+
+// maxInboundQueued bounds the datagrams waiting for a connection's
+// goroutine, counting each GRO segment; beyond it they are dropped (and
+// counted) so that a slow connection never blocks the Transport's read
+// loop.
+const maxInboundQueued = 1024
+
+// maxSendBurst bounds the datagrams sent per wakeup before the goroutine
+// looks at its input again.
+const maxSendBurst = 64
+
+// inboundQueue holds the datagrams routed to a connection. Its slices
+// grow on demand, so an idle connection holds none.
+type inboundQueue struct {
+	mu     sync.Mutex
+	q      []inboundDatagram
+	queued int // datagrams in q, counting each GRO segment
+	closed bool
+	spare  []inboundDatagram // the slice the goroutine last drained (its goroutine only)
+}
+
+// enqueue hands a datagram to the connection without blocking; it reports
+// false if the queue was full and the datagram dropped. The first
+// datagram of an empty queue wakes the goroutine.
+func (c *Conn) enqueue(d inboundDatagram) bool {
+	n := 1
+	if d.segSize > 0 {
+		n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
+	}
+	q := &c.inbound
+	q.mu.Lock()
+	if q.closed || q.queued+n > maxInboundQueued {
+		q.mu.Unlock()
+		c.mu.Lock()
+		c.dropped += uint64(n)
+		c.mu.Unlock()
+		return false
+	}
+	wasEmpty := len(q.q) == 0
+	q.q = append(q.q, d)
+	q.queued += n
+	q.mu.Unlock()
+	if wasEmpty {
+		c.wake()
+	}
+	return true
+}
+
+// drainInbound processes the datagrams queued so far, with one clock
+// reading. Datagrams queued meanwhile wake the goroutine again.
+func (c *Conn) drainInbound() {
+	q := &c.inbound
+	q.mu.Lock()
+	batch := q.q
+	if len(batch) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.q, q.queued = q.spare[:0], 0
+	q.mu.Unlock()
+	now := time.Now()
+	for i := range batch {
+		c.handle(now, &batch[i])
+		batch[i] = inboundDatagram{}
+	}
+	q.spare = batch[:0]
+}
+
+// close drops what is queued and makes enqueue refuse from now on.
+func (q *inboundQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	batch := q.q
+	q.q, q.spare = nil, nil
+	q.mu.Unlock()
+	for _, d := range batch {
+		if d.buf != nil {
+			putPacketBuffer(d.buf)
+		}
+	}
+}
+
+// handle processes one queued datagram, or each of a GRO run.
+func (c *Conn) handle(now time.Time, d *inboundDatagram) {
+	if d.dst.IsValid() {
+		c.local = d.dst
+	}
+	data := d.data
+	seg := int(d.segSize)
+	if seg == 0 {
+		seg = len(data)
+	}
+	for len(data) > 0 {
+		n := min(seg, len(data))
+		c.state.handleDatagram(now, data[:n], d.ecn)
+		data = data[n:]
+	}
+	if d.buf != nil {
+		putPacketBuffer(d.buf)
+	}
+}
+
+// flush sends what the state machine has to send now, in batches.
+func (c *Conn) flush(now time.Time) {
+	st := c.state
+	b := getTxBatch()
+	for i := 0; i < maxSendBurst; i++ {
+		d := st.pollTransmit(now, b.next())
+		if d == nil {
+			break
+		}
+		b.commit(d, st.sendECN)
+		if b.full() {
+			c.send(b)
+		}
+	}
+	if b.n > 0 {
+		c.send(b)
+	}
+	putTxBatch(b)
+}
+
+// send hands b's datagrams to the socket and empties b.
+func (c *Conn) send(b *txBatch) {
+	ap, _ := udpAddrPort(c.remote)
+	c.t.sock.writeBatch(b, c.remote, ap, c.local) // UDP send errors are transient; loss recovery copes
+	b.n = 0
+}
+
+// udpAddrPort returns the address of a *net.UDPAddr without allocating.
+func udpAddrPort(a net.Addr) (netip.AddrPort, bool) {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return u.AddrPort(), true
+	}
+	return netip.AddrPort{}, false
+}
