@@ -41,6 +41,10 @@ type streamsMap struct {
 	// to send, in round-robin order.
 	attention []*stream
 	sendable  []*stream
+	// attentionSpare is the slice processAttention last emptied and
+	// scratch a copy of sendable, reused so that sending a packet does not
+	// allocate (connection goroutine only).
+	attentionSpare, scratch []*stream
 	closed    error // set when the connection ends
 	wake      func()
 	// peerParams are the peer's transport parameters once known, for the
@@ -330,7 +334,7 @@ func (m *streamsMap) markSendable(s *stream) {
 func (m *streamsMap) processAttention(now time.Time) {
 	m.mu.Lock()
 	list := m.attention
-	m.attention = nil
+	m.attention = m.attentionSpare[:0]
 	for _, s := range list {
 		s.inAttention = false
 	}
@@ -341,6 +345,8 @@ func (m *streamsMap) processAttention(now time.Time) {
 		}
 		m.maybeRetire(s)
 	}
+	clear(list)
+	m.attentionSpare = list[:0]
 }
 
 // hasDataToSend reports whether some stream has STREAM frames to send.
@@ -417,11 +423,13 @@ func (m *streamsMap) appendControlFrames(now time.Time, b []byte, end int) []byt
 			}
 		}
 	}
-	list := append([]*stream(nil), m.sendable...)
+	list := append(m.scratch[:0], m.sendable...)
 	m.mu.Unlock()
 	for _, s := range list {
 		b = s.appendControlFrames(now, b, end)
 	}
+	clear(list)
+	m.scratch = list[:0]
 	return b
 }
 
@@ -435,7 +443,10 @@ func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte
 			return b
 		}
 		s := m.sendable[0]
-		m.sendable = m.sendable[1:]
+		// Shift rather than reslice, so that appends reuse the array.
+		n := copy(m.sendable, m.sendable[1:])
+		m.sendable[n] = nil
+		m.sendable = m.sendable[:n]
 		s.inSendable = false
 		m.mu.Unlock()
 		var more bool
