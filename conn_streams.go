@@ -45,8 +45,8 @@ type streamsMap struct {
 	// scratch a copy of sendable, reused so that sending a packet does not
 	// allocate (connection goroutine only).
 	attentionSpare, scratch []*stream
-	closed    error // set when the connection ends
-	wake      func()
+	closed                  error // set when the connection ends
+	wake                    func()
 	// peerParams are the peer's transport parameters once known, for the
 	// initial send credit of new streams.
 	peerParams *wire.TransportParameters
