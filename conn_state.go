@@ -348,6 +348,7 @@ func (c *connState) processTLSEvents(now time.Time) error {
 		}
 		switch ev.Kind {
 		case handshake.EventNone:
+			c.tls.ReleaseIfDone() // a server's idle connections keep no TLS state
 			return nil
 		case handshake.EventWriteCrypto:
 			sp := c.spaceForLevel(ev.Level)
