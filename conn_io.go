@@ -124,7 +124,18 @@ func (c *Conn) flush(now time.Time) {
 	for i := 0; i < maxSendBurst; i++ {
 		d := st.pollTransmit(now, b.next())
 		if d == nil {
-			break
+			// One clock reading serves a burst; when the pacer's
+			// allowance ran out at that reading, a fresh one may show
+			// it refilled meanwhile (at high rates it refills within
+			// microseconds), which keeps GSO batches full.
+			if !st.pacingLimited(now) {
+				break
+			}
+			now = time.Now()
+			if st.pacingLimited(now) {
+				break
+			}
+			continue
 		}
 		b.commit(d, st.sendECN)
 		if b.full() {
@@ -150,4 +161,11 @@ func udpAddrPort(a net.Addr) (netip.AddrPort, bool) {
 		return u.AddrPort(), true
 	}
 	return netip.AddrPort{}, false
+}
+
+// pacingLimited reports whether the pacer, and not the congestion window,
+// holds packets back at now.
+func (c *connState) pacingLimited(now time.Time) bool {
+	return c.closeState == stateActive && c.sent.BytesInFlight() < c.cc.CongestionWindow() &&
+		c.pacer.TimeUntilSend(now, c.cc.PacingRate()).After(now)
 }
