@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/quicstack/quic/wire"
 )
 
 // The connection's side of the socket layer: the queue the Transport's
@@ -99,7 +101,9 @@ func (q *inboundQueue) close() {
 
 // handle processes one queued datagram, or each of a GRO run.
 func (c *Conn) handle(now time.Time, d *inboundDatagram) {
-	if d.dst.IsValid() {
+	if d.dst.IsValid() && c.state.role == wire.RoleServer {
+		// A server answers from the address it was reached at; a client
+		// lets the kernel choose, so that it follows route changes.
 		c.local = d.dst
 	}
 	data := d.data

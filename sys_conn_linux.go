@@ -79,6 +79,9 @@ type txScratch struct {
 	pos   int // next message to send
 	sent  int
 	errno syscall.Errno
+	// failed0 is the error of the first message of the last send, if it
+	// failed.
+	failed0 syscall.Errno
 	// writeFn is s.write, made once per batch so that a send does not
 	// allocate a closure.
 	writeFn func(fd uintptr) bool
@@ -318,7 +321,7 @@ func (c *linuxConn) writeBatch(b *txBatch, addr net.Addr, ap netip.AddrPort, src
 func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src netip.Addr) error {
 	s := &b.scratch
 	gso := c.gso && !c.gsoOff.Load()
-	s.nmsg, s.pos = 0, 0
+	s.nmsg, s.pos, s.failed0 = 0, 0, 0
 	for i := from; i < b.n; {
 		j := i + 1
 		if gso {
@@ -382,12 +385,22 @@ func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src net
 		// The message at s.pos failed; the ones before it went.
 		if s.gso[s.pos] && (s.errno == unix.EIO || s.errno == unix.EINVAL) {
 			// The kernel or the device cannot segment: turn GSO off for
-			// the socket and send the rest one datagram per message.
+			// the socket and send the rest one datagram per message. If
+			// the first of them fails the same way, the fault was not
+			// GSO's (a source address gone, say): turn it back on.
+			errno, first := s.errno, int(s.first[s.pos])
 			c.gsoOff.Store(true)
-			return c.send(b, int(s.first[s.pos]), namelen, to4, src)
+			err := c.send(b, first, namelen, to4, src)
+			if s.failed0 == errno {
+				c.gsoOff.Store(false)
+			}
+			return err
 		}
 		if firstErr == nil {
 			firstErr = s.errno
+		}
+		if s.pos == 0 {
+			s.failed0 = s.errno
 		}
 		s.pos++ // drop it: UDP send errors are transient, loss recovery copes
 	}

@@ -342,3 +342,20 @@ func TestSocketECNValidation(t *testing.T) {
 		}
 	}
 }
+
+// A send that fails for another reason than GSO, with an error that a
+// GSO failure could also give (EINVAL: here, destination port 0), leaves
+// GSO on once the datagrams sent one by one fail the same way.
+func TestSocketGSOKeptOnOtherErrors(t *testing.T) {
+	s := optimizedConn(t, listenUDP(t, "127.0.0.1:0"), socketOptions{})
+	b := fillBatch(4, 1000, false, ackhandler.NotECT)
+	defer putTxBatch(b)
+	dst := netip.MustParseAddrPort("127.0.0.1:0")
+	err := s.writeBatch(b, net.UDPAddrFromAddrPort(dst), dst, netip.Addr{})
+	if err != unix.EINVAL {
+		t.Fatalf("send to port 0: %v; want EINVAL", err)
+	}
+	if !s.info().GSO {
+		t.Fatal("GSO turned off by an error that was not GSO's")
+	}
+}
