@@ -5,9 +5,13 @@ package quic
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -113,7 +117,13 @@ func TestSocketFeaturesOnLoopback(t *testing.T) {
 // A GSO send of equal-size datagrams with a short last one arrives as
 // the same datagrams, coalesced by GRO into one read, with their ECN mark.
 func TestSocketGSOAndGRO(t *testing.T) {
-	ur, us := listenUDP(t, "127.0.0.1:0"), listenUDP(t, "127.0.0.1:0")
+	for _, addr := range []string{"127.0.0.1", "::1"} {
+		t.Run(addr, func(t *testing.T) { testGSOAndGRO(t, addr) })
+	}
+}
+
+func testGSOAndGRO(t *testing.T, addr string) {
+	ur, us := listenUDP(t, net.JoinHostPort(addr, "0")), listenUDP(t, net.JoinHostPort(addr, "0"))
 	r, s := optimizedConn(t, ur, socketOptions{}), optimizedConn(t, us, socketOptions{})
 	b := fillBatch(20, 1200, true, ackhandler.ECT0)
 	defer putTxBatch(b)
@@ -140,7 +150,7 @@ func TestSocketGSOAndGRO(t *testing.T) {
 		if m.ecn != ackhandler.ECT0 {
 			t.Fatalf("received ECN %v; want ECT(0)", m.ecn)
 		}
-		if m.dst != netip.MustParseAddr("127.0.0.1") || m.addr != us.LocalAddr().(*net.UDPAddr).AddrPort() {
+		if m.dst != netip.MustParseAddr(addr) || m.addr != us.LocalAddr().(*net.UDPAddr).AddrPort() {
 			t.Fatalf("received from %v to %v", m.addr, m.dst)
 		}
 	}
@@ -226,8 +236,59 @@ func TestSocketWildcardSourceAddressAndECN(t *testing.T) {
 }
 
 func testWildcardSource(t *testing.T, laddr string) {
+	testWildcardSourceAt(t, listenUDP(t, laddr), listenUDP(t, "127.0.0.1:0"), netip.MustParseAddr("127.0.0.2"))
+}
+
+// A server on [::] in a network namespace whose loopback has fd00::1 and
+// fd00::2, reached at fd00::2 from fd00::1, answers from fd00::2 (the
+// kernel's own choice would be fd00::1, the best match for the client).
+func TestSocketWildcardSourceAddressIPv6(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating a network namespace needs root")
+	}
+	ns := fmt.Sprintf("qsock%d", os.Getpid())
+	for _, args := range [][]string{
+		{"netns", "add", ns}, {"-n", ns, "link", "set", "lo", "up"},
+		{"-n", ns, "addr", "add", "fd00::1/128", "dev", "lo", "nodad"},
+		{"-n", ns, "addr", "add", "fd00::2/128", "dev", "lo", "nodad"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			exec.Command("ip", "netns", "del", ns).Run()
+			t.Skipf("cannot set up a network namespace: ip %v: %v: %s", args, err, out)
+		}
+	}
+	defer exec.Command("ip", "netns", "del", ns).Run()
+	var su, cu *net.UDPConn
+	errc := make(chan error, 1)
+	go func() {
+		// The thread stays in the namespace and exits with the goroutine.
+		runtime.LockOSThread()
+		fd, err := unix.Open("/var/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Setns(fd, unix.CLONE_NEWNET)
+			unix.Close(fd)
+		}
+		if err == nil {
+			su, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv6unspecified})
+		}
+		if err == nil {
+			cu, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("fd00::1")})
+		}
+		errc <- err
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close()
+	defer cu.Close()
+	testWildcardSourceAt(t, su, cu, netip.MustParseAddr("fd00::2"))
+}
+
+// testWildcardSourceAt runs an echo between a server on the wildcard socket
+// su and a client on cu that dials the server at the address at, and
+// checks every datagram the client receives comes from there.
+func testWildcardSourceAt(t *testing.T, su, cu *net.UDPConn, at netip.Addr) {
 	ctls, stls := testTLS(t)
-	su := listenUDP(t, laddr)
 	str := &Transport{Conn: su}
 	defer str.Close()
 	l, err := str.Listen(stls, nil)
@@ -235,7 +296,7 @@ func testWildcardSource(t *testing.T, laddr string) {
 		t.Fatal(err)
 	}
 	port := su.LocalAddr().(*net.UDPAddr).Port
-	rec := &addrRecorder{PacketConn: listenUDP(t, "127.0.0.1:0"), froms: map[string]int{}}
+	rec := &addrRecorder{PacketConn: cu, froms: map[string]int{}}
 	ctr := &Transport{Conn: rec}
 	defer ctr.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -256,7 +317,7 @@ func testWildcardSource(t *testing.T, laddr string) {
 		}
 		srvDone <- c
 	}()
-	c, err := ctr.Dial(ctx, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: port}, ctls, nil)
+	c, err := ctr.Dial(ctx, net.UDPAddrFromAddrPort(netip.AddrPortFrom(at, uint16(port))), ctls, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +338,7 @@ func testWildcardSource(t *testing.T, laddr string) {
 	rec.mu.Lock()
 	froms := rec.froms
 	rec.mu.Unlock()
-	want := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(port)).String()
+	want := netip.AddrPortFrom(at, uint16(port)).String()
 	if len(froms) != 1 || froms[want] == 0 {
 		t.Fatalf("client received from %v; want only %s", froms, want)
 	}
@@ -296,15 +357,21 @@ func testWildcardSource(t *testing.T, laddr string) {
 // marks, report them in ACK frames and so validate ECN (RFC 9000,
 // Section 13.4.2).
 func TestSocketECNValidation(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "::1"} {
+		t.Run(addr, func(t *testing.T) { testECNValidation(t, addr) })
+	}
+}
+
+func testECNValidation(t *testing.T, addr string) {
 	ctls, stls := testTLS(t)
-	su := listenUDP(t, "127.0.0.1:0")
+	su := listenUDP(t, net.JoinHostPort(addr, "0"))
 	str := &Transport{Conn: su}
 	defer str.Close()
 	l, err := str.Listen(stls, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctr := &Transport{Conn: listenUDP(t, "127.0.0.1:0")}
+	ctr := &Transport{Conn: listenUDP(t, net.JoinHostPort(addr, "0"))}
 	defer ctr.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
