@@ -18,11 +18,12 @@ import (
 // one clock reading; and the packets of one wakeup leave in one call to
 // the socket layer (one sendmmsg, with GSO one segment run per message).
 
-// maxInboundQueued bounds the datagrams waiting for a connection's
-// goroutine, counting each GRO segment; beyond it they are dropped (and
-// counted) so that a slow connection never blocks the Transport's read
-// loop.
-const maxInboundQueued = 1024
+// maxInboundQueued bounds the buffer memory that datagrams waiting for a
+// connection's goroutine hold (512 lone datagrams, or 16 GRO runs of up to
+// 44 full-size ones); beyond it they are dropped (and counted) so that a
+// slow connection never blocks the Transport's read loop and a peer cannot
+// make it hold more.
+const maxInboundQueued = 1 << 20
 
 // maxSendBurst bounds the datagrams sent per wakeup before the goroutine
 // looks at its input again.
@@ -33,7 +34,7 @@ const maxSendBurst = 64
 type inboundQueue struct {
 	mu     sync.Mutex
 	q      []inboundDatagram
-	queued int // datagrams in q, counting each GRO segment
+	queued int // bytes of buffers held by q
 	closed bool
 	spare  []inboundDatagram // the slice the goroutine last drained (its goroutine only)
 }
@@ -42,14 +43,18 @@ type inboundQueue struct {
 // false if the queue was full and the datagram dropped. The first
 // datagram of an empty queue wakes the goroutine.
 func (c *Conn) enqueue(d inboundDatagram) bool {
-	n := 1
-	if d.segSize > 0 {
-		n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
+	size := len(d.data)
+	if d.buf != nil {
+		size = cap(*d.buf)
 	}
 	q := &c.inbound
 	q.mu.Lock()
-	if q.closed || q.queued+n > maxInboundQueued {
+	if q.closed || q.queued+size > maxInboundQueued {
 		q.mu.Unlock()
+		n := 1
+		if d.segSize > 0 {
+			n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
+		}
 		c.mu.Lock()
 		c.dropped += uint64(n)
 		c.mu.Unlock()
@@ -57,7 +62,7 @@ func (c *Conn) enqueue(d inboundDatagram) bool {
 	}
 	wasEmpty := len(q.q) == 0
 	q.q = append(q.q, d)
-	q.queued += n
+	q.queued += size
 	q.mu.Unlock()
 	if wasEmpty {
 		c.wake()
