@@ -326,8 +326,8 @@ func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src net
 		j := i + 1
 		if gso {
 			// A run of equal-size datagrams with the same marking; a
-			// shorter one ends it (RFC-independent: the kernel cuts the
-			// payload into gso_size pieces, the last may be shorter).
+			// shorter one ends it: the kernel cuts the payload into
+			// gso_size pieces, of which only the last may be shorter.
 			size, total := b.sizes[i], int(b.sizes[i])
 			for j < b.n && j-i < maxGSOSegments && b.ecn[j] == b.ecn[i] && total+int(b.sizes[j]) <= maxGSOBytes {
 				if b.sizes[j] > size {
