@@ -14,7 +14,7 @@ package interop
 // namespaces that the test creates with ip(8) (skipped with a message
 // where it cannot). CPU time per gigabyte counts both sides, which share
 // the process. Handshakes: fresh full handshakes, 32 in parallel, for
-// -perf.time. Idle connections: -idleconns connections dialed by a child
+// -perf.time, median of -perf.runs rounds. Idle connections: -idleconns connections dialed by a child
 // process (see BenchmarkIdleConnMemory); the server's heap and goroutine
 // stacks, and its resident memory, per connection.
 
@@ -238,16 +238,29 @@ func bulkTLSOnce(download bool, n int64) (bulkResult, error) {
 	return timeBulk(func() error { return clientBulk(tlsStream{tc}, download, n) }, srvErr, n)
 }
 
-// median runs f *perfRuns times and returns the run of median throughput.
-func median(f func() (bulkResult, error)) (bulkResult, error) {
-	var rs []bulkResult
+// medians runs each of fs *perfRuns times, interleaved (so that a change
+// of the machine's load affects them alike), and returns for each the run
+// of median throughput.
+func medians(fs ...func() (bulkResult, error)) ([]bulkResult, error) {
+	rs := make([][]bulkResult, len(fs))
 	for i := 0; i < *perfRuns; i++ {
-		r, err := f()
-		if err != nil {
-			return bulkResult{}, err
+		for j, f := range fs {
+			r, err := f()
+			if err != nil {
+				return nil, fmt.Errorf("implementation %d: %v", j, err)
+			}
+			rs[j] = append(rs[j], r)
 		}
-		rs = append(rs, r)
 	}
+	out := make([]bulkResult, len(fs))
+	for j := range rs {
+		out[j] = median(rs[j])
+	}
+	return out, nil
+}
+
+// median returns the result of median throughput.
+func median(rs []bulkResult) bulkResult {
 	slices.SortFunc(rs, func(a, b bulkResult) int {
 		switch {
 		case a.gbps < b.gbps:
@@ -257,7 +270,7 @@ func median(f func() (bulkResult, error)) (bulkResult, error) {
 		}
 		return 0
 	})
-	return rs[len(rs)/2], nil
+	return rs[len(rs)/2]
 }
 
 // handshakeRate measures fresh handshakes per second, 32 in parallel, for
@@ -478,18 +491,14 @@ func TestPerf(t *testing.T) {
 			if download {
 				dir = "download"
 			}
-			o, err := median(func() (bulkResult, error) { return bulkOnce(ourImpl, download, n) })
+			rs, err := medians(
+				func() (bulkResult, error) { return bulkOnce(ourImpl, download, n) },
+				func() (bulkResult, error) { return bulkOnce(quicGoImpl, download, n) },
+				func() (bulkResult, error) { return bulkTLSOnce(download, n) })
 			if err != nil {
-				t.Fatalf("ours %s %s: %v", where, dir, err)
+				t.Fatalf("bulk %s %s (0: ours, 1: quic-go, 2: TLS): %v", where, dir, err)
 			}
-			q, err := median(func() (bulkResult, error) { return bulkOnce(quicGoImpl, download, n) })
-			if err != nil {
-				t.Fatalf("quic-go %s %s: %v", where, dir, err)
-			}
-			k, err := median(func() (bulkResult, error) { return bulkTLSOnce(download, n) })
-			if err != nil {
-				t.Fatalf("TLS %s %s: %v", where, dir, err)
-			}
+			o, q, k := rs[0], rs[1], rs[2]
 			add(perfRow{fmt.Sprintf("Bulk %s, %s (Gbit/s)", dir, where),
 				fmt.Sprintf("%.2f", o.gbps), fmt.Sprintf("%.2f", q.gbps), fmt.Sprintf("%.2f", k.gbps),
 				ratio(o.gbps, q.gbps), ratio(o.gbps, k.gbps)})
@@ -511,18 +520,25 @@ func TestPerf(t *testing.T) {
 		ns.close()
 	}
 
-	ho, err := handshakesQUIC(ourImpl)
-	if err != nil {
-		t.Fatalf("ours handshakes: %v", err)
+	// Interleaved rounds, the median of each, as for bulk transfers.
+	var hs [3][]float64
+	for i := 0; i < *perfRuns; i++ {
+		for j, f := range []func() (float64, error){
+			func() (float64, error) { return handshakesQUIC(ourImpl) },
+			func() (float64, error) { return handshakesQUIC(quicGoImpl) },
+			handshakesTLS,
+		} {
+			r, err := f()
+			if err != nil {
+				t.Fatalf("handshakes (0: ours, 1: quic-go, 2: TLS) %d: %v", j, err)
+			}
+			hs[j] = append(hs[j], r)
+		}
 	}
-	hq, err := handshakesQUIC(quicGoImpl)
-	if err != nil {
-		t.Fatalf("quic-go handshakes: %v", err)
+	for j := range hs {
+		slices.Sort(hs[j])
 	}
-	ht, err := handshakesTLS()
-	if err != nil {
-		t.Fatalf("TLS handshakes: %v", err)
-	}
+	ho, hq, ht := hs[0][len(hs[0])/2], hs[1][len(hs[1])/2], hs[2][len(hs[2])/2]
 	add(perfRow{"Handshakes/s, 32 in parallel", fmt.Sprintf("%.0f", ho), fmt.Sprintf("%.0f", hq), fmt.Sprintf("%.0f", ht),
 		ratio(ho, hq), ratio(ho, ht)})
 
