@@ -273,16 +273,23 @@ func median(rs []bulkResult) bulkResult {
 	return rs[len(rs)/2]
 }
 
+// hsResult is a handshake figure: the rate, and the CPU time (both sides)
+// per handshake.
+type hsResult struct {
+	rate float64
+	cpu  time.Duration
+}
+
 // handshakeRate measures fresh handshakes per second, 32 in parallel, for
 // *perfTime. dial makes one connection and closes it.
-func handshakeRate(dial func(ctx context.Context) error) (float64, error) {
+func handshakeRate(dial func(ctx context.Context) error) (hsResult, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var done, failed atomic.Int64
 	var firstErr atomic.Value
 	deadline := time.Now().Add(*perfTime)
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for w := 0; w < handshakeParallelism; w++ {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
@@ -299,23 +306,24 @@ func handshakeRate(dial func(ctx context.Context) error) (float64, error) {
 		})
 	}
 	wg.Wait()
-	el := time.Since(start)
-	if f := failed.Load(); f > done.Load()/100 {
-		return 0, fmt.Errorf("%d of %d handshakes failed, first: %v", f, f+done.Load(), firstErr.Load())
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	n := done.Load()
+	if f := failed.Load(); f > n/100 || n == 0 {
+		return hsResult{}, fmt.Errorf("%d of %d handshakes failed, first: %v", f, f+n, firstErr.Load())
 	}
-	return float64(done.Load()) / el.Seconds(), nil
+	return hsResult{float64(n) / el.Seconds(), cpu / time.Duration(n)}, nil
 }
 
-func handshakesQUIC(im benchImpl) (float64, error) {
+func handshakesQUIC(im benchImpl) (hsResult, error) {
 	ctls, stls := perfTLS.client, perfTLS.server
 	srv, err := im.listen(stls, 0, im.sockBuf)
 	if err != nil {
-		return 0, err
+		return hsResult{}, err
 	}
 	defer srv.close()
 	cli, err := im.client(ctls, 0, im.sockBuf)
 	if err != nil {
-		return 0, err
+		return hsResult{}, err
 	}
 	defer cli.close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -337,11 +345,11 @@ func handshakesQUIC(im benchImpl) (float64, error) {
 	})
 }
 
-func handshakesTLS() (float64, error) {
+func handshakesTLS() (hsResult, error) {
 	ctls, stls := perfTLS.client, perfTLS.server
 	l, err := tcpListen()
 	if err != nil {
-		return 0, err
+		return hsResult{}, err
 	}
 	defer l.Close()
 	go func() {
@@ -521,26 +529,31 @@ func TestPerf(t *testing.T) {
 	}
 
 	// Interleaved rounds, the median of each, as for bulk transfers.
-	var hs [3][]float64
+	var hs, hcpu [3][]float64
 	for i := 0; i < *perfRuns; i++ {
-		for j, f := range []func() (float64, error){
-			func() (float64, error) { return handshakesQUIC(ourImpl) },
-			func() (float64, error) { return handshakesQUIC(quicGoImpl) },
+		for j, f := range []func() (hsResult, error){
+			func() (hsResult, error) { return handshakesQUIC(ourImpl) },
+			func() (hsResult, error) { return handshakesQUIC(quicGoImpl) },
 			handshakesTLS,
 		} {
 			r, err := f()
 			if err != nil {
 				t.Fatalf("handshakes (0: ours, 1: quic-go, 2: TLS) %d: %v", j, err)
 			}
-			hs[j] = append(hs[j], r)
+			hs[j] = append(hs[j], r.rate)
+			hcpu[j] = append(hcpu[j], r.cpu.Seconds()*1e6)
 		}
 	}
 	for j := range hs {
 		slices.Sort(hs[j])
+		slices.Sort(hcpu[j])
 	}
 	ho, hq, ht := hs[0][len(hs[0])/2], hs[1][len(hs[1])/2], hs[2][len(hs[2])/2]
+	co, cq, ct := hcpu[0][len(hcpu[0])/2], hcpu[1][len(hcpu[1])/2], hcpu[2][len(hcpu[2])/2]
 	add(perfRow{"Handshakes/s, 32 in parallel", fmt.Sprintf("%.0f", ho), fmt.Sprintf("%.0f", hq), fmt.Sprintf("%.0f", ht),
 		ratio(ho, hq), ratio(ho, ht)})
+	add(perfRow{"CPU per handshake, both sides (µs)", fmt.Sprintf("%.0f", co), fmt.Sprintf("%.0f", cq), fmt.Sprintf("%.0f", ct),
+		ratio(co, cq), ratio(co, ct)})
 
 	if *perfIdle {
 		stls := perfTLS.server
