@@ -426,3 +426,55 @@ func TestSocketGSOKeptOnOtherErrors(t *testing.T) {
 		t.Fatal("GSO turned off by an error that was not GSO's")
 	}
 }
+
+// With every socket feature turned off, two Transports still move data
+// (one datagram per system call), and ECN validation never starts.
+func TestSocketTransferFeaturesOff(t *testing.T) {
+	ctls, stls := testTLS(t)
+	off := func(u *net.UDPConn) *Transport {
+		return &Transport{Conn: u, DisableGSO: true, DisableGRO: true, DisableECN: true, DisableBatchIO: true}
+	}
+	su := listenUDP(t, "127.0.0.1:0")
+	str, ctr := off(su), off(listenUDP(t, "127.0.0.1:0"))
+	defer str.Close()
+	defer ctr.Close()
+	l, err := str.Listen(stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv := make(chan *Conn, 1)
+	go func() {
+		c, _ := l.Accept(ctx)
+		if c != nil {
+			if s, err := c.AcceptStream(ctx); err == nil {
+				io.Copy(s, s)
+				s.CloseWrite()
+			}
+		}
+		srv <- c
+	}()
+	c, err := ctr.Dial(ctx, su.LocalAddr(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c.OpenStream()
+	data := bytes.Repeat([]byte("plain sockets "), 100000)
+	go func() { s.Write(data); s.CloseWrite() }()
+	if got, err := io.ReadAll(s); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("echo: %d bytes, %v", len(got), err)
+	}
+	sc := <-srv
+	if sc == nil {
+		t.Fatal("server failed")
+	}
+	c.CloseWithError(0, "")
+	<-c.done
+	<-sc.done
+	for _, x := range []*Conn{c, sc} {
+		if st := x.state.sent.ECNState(); st != ackhandler.ECNFailed {
+			t.Errorf("ECN state %v with ECN disabled; want failed (never marking)", st)
+		}
+	}
+}
