@@ -28,8 +28,12 @@ type Conn struct {
 	// the Transport (reset_tokens.go); run goroutine only.
 	resetTokens []wire.StatelessResetToken
 
-	inbound chan inboundDatagram
+	inbound inboundQueue
 	wakeCh  chan struct{}
+	// srcAddr is the address the peer's datagrams were last sent to, where
+	// a server's replies leave from on a wildcard socket (run goroutine
+	// only).
+	srcAddr netip.Addr
 	closeCh chan closeRequest
 
 	handshakeDone chan struct{}
@@ -62,12 +66,17 @@ type Conn struct {
 	started       time.Time // when the connection started, for statistics
 }
 
-// inboundDatagram is a datagram routed to a connection.
+// inboundDatagram is a datagram routed to a connection, or with GRO a run
+// of datagrams of segSize bytes each (the last may be shorter).
 type inboundDatagram struct {
-	data []byte
-	buf  *[]byte // pooled storage to return, or nil
-	ecn  ackhandler.ECNMark
-	// addrs are the Transport's local address and the peer's.
+	data    []byte
+	buf     *[]byte // pooled storage to return, or nil
+	ecn     ackhandler.ECNMark
+	segSize uint16         // 0: one datagram
+	addr    netip.AddrPort // the sender, if known as a UDP address
+	dst     netip.Addr     // the local address it was sent to, if known
+	// addrs are the Transport's local address and the peer's, as paths
+	// know them.
 	addrs pathAddrs
 }
 
@@ -76,15 +85,9 @@ type closeRequest struct {
 	reason string
 }
 
-// inboundQueueLen bounds the datagrams waiting for a connection's
-// goroutine; beyond it they are dropped (and counted) so that a slow
-// connection never blocks the Transport's read loop.
-const inboundQueueLen = 256
-
 func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	c := &Conn{
 		t: t, remote: remote, config: cfg,
-		inbound:       make(chan inboundDatagram, inboundQueueLen),
 		wakeCh:        make(chan struct{}, 1),
 		closeCh:       make(chan closeRequest, 1),
 		handshakeDone: make(chan struct{}),
@@ -108,20 +111,6 @@ func (c *Conn) start(st *connState) {
 	go c.run()
 }
 
-// enqueue hands a datagram to the connection without blocking; it reports
-// false if the queue was full and the datagram dropped.
-func (c *Conn) enqueue(d inboundDatagram) bool {
-	select {
-	case c.inbound <- d:
-		return true
-	default:
-		c.mu.Lock()
-		c.dropped++
-		c.mu.Unlock()
-		return false
-	}
-}
-
 func (c *Conn) wake() {
 	select {
 	case c.wakeCh <- struct{}{}:
@@ -134,7 +123,6 @@ func (c *Conn) run() {
 	defer close(c.done)
 	st := c.state
 	st.traceStart(c)
-	buf := make([]byte, 0, maxPacketBufferSize)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// closing is set to nil once handled: a closed channel is always
@@ -143,13 +131,7 @@ func (c *Conn) run() {
 	closing := c.t.closing
 	for {
 		now := time.Now()
-		for i := 0; i < 64; i++ { // bounded burst, then look at input again
-			d, addrs := st.pollTransmitOn(now, buf[:0])
-			if d == nil {
-				break
-			}
-			c.send(d, addrs)
-		}
+		c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
 			c.finish()
@@ -161,20 +143,9 @@ func (c *Conn) run() {
 			timer.Reset(time.Hour)
 		}
 		select {
-		case d := <-c.inbound:
-			c.handle(d)
-			for n := 0; n < 32; n++ { // drain a batch
-				select {
-				case d := <-c.inbound:
-					c.handle(d)
-					continue
-				default:
-				}
-				break
-			}
 		case <-timer.C:
 			st.handleTimeout(time.Now())
-		case <-c.wakeCh:
+		case <-c.wakeCh: // datagrams queued, or an application command
 		case r := <-c.closeCh:
 			st.closeApplication(time.Now(), r.code, r.reason)
 		case r := <-c.migrateCh:
@@ -183,13 +154,7 @@ func (c *Conn) run() {
 			closing = nil
 			st.closeApplication(time.Now(), 0, "transport closed")
 		}
-	}
-}
-
-func (c *Conn) handle(d inboundDatagram) {
-	c.state.handleDatagramOn(time.Now(), d.addrs, d.data, d.ecn)
-	if d.buf != nil {
-		putPacketBuffer(d.buf)
+		c.drainInbound()
 	}
 }
 
@@ -275,16 +240,7 @@ func (c *Conn) finish() {
 	if c.t.conns.Add(-1) == 0 && c.t.closeWhenIdle.Load() {
 		go c.t.Close()
 	}
-	for {
-		select {
-		case d := <-c.inbound:
-			if d.buf != nil {
-				putPacketBuffer(d.buf)
-			}
-		default:
-			return
-		}
-	}
+	c.inbound.close()
 }
 
 // err returns why the connection ended, or nil while it is open.

@@ -28,6 +28,9 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 		c.spaces[space].recv.IgnoreBelow(wire.PacketNumber(f.Offset) + 1)
 	case f.Type == wire.FrameTypeCrypto:
 		c.spaces[space].cryptoSend.onAcked(f.Offset, int(f.Length), false)
+		// CRYPTO data is rare after the handshake (session tickets):
+		// do not keep a ring for it on idle connections.
+		c.spaces[space].cryptoSend.shrink()
 	case f.Type.IsStream(), f.Type == wire.FrameTypeResetStream, f.Type == wire.FrameTypeStopSending:
 		c.streams.onFrameAcked(f)
 	case f.Type == wire.FrameTypeNewConnectionID:

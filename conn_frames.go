@@ -177,6 +177,7 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 			sp.cryptoRecv.consume(len(part))
 		}
 	}
+	sp.cryptoRecv.shrink() // idle connections keep no CRYPTO buffer
 	return c.processTLSEvents(now)
 }
 

@@ -130,19 +130,6 @@ func (c *Conn) transportFor(local netip.AddrPort) *Transport {
 	return c.t
 }
 
-// send writes a datagram on the path a. The net.Addr of the peer is kept
-// from one datagram to the next: it changes only with the path.
-func (c *Conn) send(d []byte, a pathAddrs) {
-	if !a.remote.IsValid() {
-		c.t.writeTo(d, c.remote)
-		return
-	}
-	if a.remote != c.sendTo {
-		c.sendTo, c.sendToAddr = a.remote, net.UDPAddrFromAddrPort(a.remote)
-	}
-	c.transportFor(a.local).writeTo(d, c.sendToAddr)
-}
-
 // publishPath updates the addresses LocalAddr and RemoteAddr report after
 // the connection moved.
 func (c *Conn) publishPath() {

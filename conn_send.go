@@ -28,6 +28,11 @@ const minPacketRoom = 1 + 20 + 4 + 4 + 16
 // Handshake and application spaces are coalesced in that order
 // (RFC 9000, Section 12.2).
 func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
+	// One ECN codepoint for the whole datagram: the IP header has one.
+	c.sendECN = ackhandler.NotECT
+	if c.closeState == stateActive {
+		c.sendECN = c.sent.ECNMarking()
+	}
 	switch c.closeState {
 	case stateClosed, stateDraining:
 		return nil
@@ -281,7 +286,7 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	inFlight := ackEliciting || padded
 	c.packetsSent++
 	c.sent.OnPacketSent(now, s, ackhandler.SentPacket{
-		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight,
+		PacketNumber: pn, Size: len(sealed), AckEliciting: ackEliciting, InFlight: inFlight, ECN: c.sendECN,
 	})
 	if inFlight {
 		c.pacer.OnPacketSent(now, len(sealed), c.cc.PacingRate())

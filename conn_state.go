@@ -39,6 +39,9 @@ type connState struct {
 	// firstInitialOpen, after a switch of version, opens the Initial
 	// packets still sent in firstVersion, until the Initial space goes.
 	firstInitialOpen *handshake.Opener
+	// sendECN is the ECN codepoint of the datagram pollTransmit last
+	// returned, for the socket to set (RFC 9000, Section 13.4).
+	sendECN ackhandler.ECNMark
 
 	// Connection IDs (RFC 9000, Section 7.2).
 	origDstConnID wire.ConnectionID // the client's first Destination Connection ID
@@ -207,6 +210,9 @@ type connParams struct {
 	token []byte
 	// tokenKey, on a client, is the TokenStore key for NEW_TOKEN tokens.
 	tokenKey string
+	// ecn reports that the socket can mark packets ECT(0) and read the
+	// marks of received ones; without it ECN validation starts failed.
+	ecn bool
 	// newToken, on a server, is a NEW_TOKEN token to send once the
 	// handshake completes.
 	newToken []byte
@@ -269,7 +275,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{
-		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed,
+		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed, DisableECN: !p.ecn,
 	})
 	c.initPMTUD()
 	for s := range c.spaces {
@@ -387,6 +393,7 @@ func (c *connState) processTLSEvents(now time.Time) error {
 		}
 		switch ev.Kind {
 		case handshake.EventNone:
+			c.tls.ReleaseIfDone() // a server's idle connections keep no TLS state
 			return nil
 		case handshake.EventWriteCrypto:
 			sp := c.spaceForLevel(ev.Level)

@@ -15,10 +15,12 @@ import (
 //   - The client sends its first flight in Config.Versions[0] and lists in
 //     version_information every version of Config.Versions it supports
 //     (its Available Versions).
-//   - The server, on the client's transport parameters, picks the first
-//     version of its own Config.Versions that the client offered: it
-//     upgrades only when the client offered that version and the server
-//     prefers it. It then sends everything from its first Initial on in
+//   - The server, on the client's transport parameters, picks the newest
+//     version that both its own Config.Versions lists and the client
+//     offered (version 2 over version 1): it upgrades a client that starts
+//     in version 1 and offers version 2, as the interop runner's v2 case
+//     expects, but never to a version the client did not offer, and never
+//     downgrades. It then sends everything from its first Initial on in
 //     that version, with Initial keys of that version.
 //   - The client learns the negotiated version from the first server
 //     Initial packet in another version that it offered and that
@@ -34,6 +36,17 @@ import (
 // converted to version to.
 func versionCompatible(from, to wire.Version) bool {
 	return from.IsSupported() && to.IsSupported()
+}
+
+// versionRank orders the versions a server negotiates to: newer first.
+func versionRank(v wire.Version) int {
+	switch v {
+	case wire.Version2:
+		return 2
+	case wire.Version1:
+		return 1
+	}
+	return 0
 }
 
 // availableVersions returns the versions of the Config this endpoint
@@ -117,12 +130,11 @@ func (c *connState) serverNegotiateVersion(p *wire.TransportParameters) error {
 	}
 	// "the server MUST select one of these versions that it (1) supports
 	// and (2) knows the client's Chosen Version is compatible with"
-	// (Section 2.3), here the first of its own preference.
+	// (Section 2.3), here the newest.
 	negotiated := c.firstVersion
 	for _, v := range c.availableVersions() {
-		if slices.Contains(vi.AvailableVersions, v) && versionCompatible(c.firstVersion, v) {
+		if slices.Contains(vi.AvailableVersions, v) && versionCompatible(c.firstVersion, v) && versionRank(v) > versionRank(negotiated) {
 			negotiated = v
-			break
 		}
 	}
 	if negotiated != c.version {

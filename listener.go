@@ -107,7 +107,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	cp := connParams{
 		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
 		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
-		statelessReset: l.t.resetter, seed: randomSeed(),
+		statelessReset: l.t.resetter, seed: randomSeed(), ecn: l.t.sock.ecn(),
 	}
 	v := l.checkToken(now, hdr, addr, &cp)
 	if v == tokenNone && l.needRetry(addr) {
@@ -147,7 +147,9 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	l.handshakes.Add(1)
 	c.start(st)
 	go l.waitHandshake(c)
-	took := c.enqueue(inboundDatagram{data: d, buf: bp, addrs: cp.path})
+	in := l.t.inbound(d, bp)
+	in.addrs = cp.path
+	took := c.enqueue(in)
 	l.deliverEarly(c, hdr.DstConnID, addr)
 	return took
 }

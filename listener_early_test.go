@@ -30,13 +30,13 @@ func TestListenerBuffersEarly0RTT(t *testing.T) {
 	}
 	d, bp := dgram(9)
 	l.bufferEarly(t0, dcid, other, d, bp) // another client
-	c := &Conn{inbound: make(chan inboundDatagram, 8)}
+	c := &Conn{}
 	l.deliverEarly(c, dcid, client)
-	if len(c.inbound) != 3 {
-		t.Fatalf("delivered %d datagrams; want 3", len(c.inbound))
+	if len(c.inbound.q) != 3 {
+		t.Fatalf("delivered %d datagrams; want 3", len(c.inbound.q))
 	}
 	for i := byte(0); i < 3; i++ {
-		if d := <-c.inbound; d.data[0] != i {
+		if d := c.inbound.q[i]; d.data[0] != i {
 			t.Fatalf("datagram %d delivered out of order (%d)", i, d.data[0])
 		}
 	}

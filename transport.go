@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
 )
@@ -59,7 +58,25 @@ type Transport struct {
 	// key per Transport.
 	TokenKey []byte
 
+	// DisableGSO, DisableGRO and DisableECN turn off UDP segmentation
+	// offload, receive offload and ECN (RFC 9000, Section 13.4) on the
+	// socket; DisableBatchIO makes it read and write one datagram per
+	// system call. By default each is used where the platform offers it
+	// (Linux, with Conn a *net.UDPConn) and turned off for the socket if
+	// the kernel or the interface refuses it; SocketInfo tells what is in
+	// use.
+	DisableGSO, DisableGRO, DisableECN, DisableBatchIO bool
+
+	// SocketBufferSize is the UDP receive and send buffer size asked of
+	// the kernel, which caps it (net.core.rmem_max and wmem_max on Linux,
+	// unless the process may override them). Default 7 MiB: a burst of
+	// handshakes or a fast sender overflows the kernel default (about
+	// 200 KiB on Linux) and loses datagrams.
+	SocketBufferSize int
+
 	initOnce sync.Once
+	sock     sysConn
+	rxCur    *rxMessage // the datagram being routed (read loop only)
 	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
@@ -82,18 +99,6 @@ type Transport struct {
 	localAddr netip.AddrPort
 	stats     transportCounters // see Stats
 }
-
-const maxPacketBufferSize = 1500
-
-// packetBufferSize is the size of the pooled receive buffers: larger than
-// any datagram a peer may send us (max_udp_payload_size), so that an
-// oversized datagram shows up as too long rather than silently truncated.
-const packetBufferSize = 2048
-
-var packetBufferPool = sync.Pool{New: func() any { b := make([]byte, packetBufferSize); return &b }}
-
-func getPacketBuffer() *[]byte  { return packetBufferPool.Get().(*[]byte) }
-func putPacketBuffer(b *[]byte) { packetBufferPool.Put(b) }
 
 func (t *Transport) init() error {
 	t.initOnce.Do(func() {
@@ -124,7 +129,13 @@ func (t *Transport) init() error {
 		}
 		t.handlers.init()
 		t.localAddr = t.localAddrPort()
-		t.setSocketBuffers()
+		if t.SocketBufferSize <= 0 {
+			t.SocketBufferSize = socketBufferSize
+		}
+		t.sock = newSysConn(t.Conn, socketOptions{
+			disableGSO: t.DisableGSO, disableGRO: t.DisableGRO, disableECN: t.DisableECN,
+			disableBatch: t.DisableBatchIO, bufferSize: t.SocketBufferSize,
+		})
 		t.closing = make(chan struct{})
 		t.wg.Add(1)
 		go t.readLoop()
@@ -132,65 +143,10 @@ func (t *Transport) init() error {
 	return t.initErr
 }
 
-// socketBufferSize is the UDP receive and send buffer size the Transport
-// asks for: a burst of handshakes or a fast sender on loopback overflows
-// the kernel default (about 200 KiB on Linux) and loses datagrams.
-const socketBufferSize = 7 << 20
-
-// setSocketBuffers raises the socket's buffers to socketBufferSize unless
-// they are larger. The kernel caps the request (net.core.rmem_max and
-// wmem_max on Linux); a failure is not fatal, only slower.
-func (t *Transport) setSocketBuffers() {
-	type bufferSetter interface {
-		SetReadBuffer(int) error
-		SetWriteBuffer(int) error
-	}
-	if s, ok := t.Conn.(bufferSetter); ok {
-		s.SetReadBuffer(socketBufferSize)
-		s.SetWriteBuffer(socketBufferSize)
-	}
-}
-
-// readLoop reads datagrams and routes them until the socket fails or the
-// Transport closes.
-func (t *Transport) readLoop() {
-	defer t.wg.Done()
-	lastReset := time.Now()
-	for {
-		bp := getPacketBuffer()
-		n, addr, err := t.Conn.ReadFrom(*bp)
-		if err == nil && n > maxUDPPayloadSize {
-			t.stats.countDrop(DropTooLarge)
-			putPacketBuffer(bp) // larger than we allow: drop
-			continue
-		}
-		if err != nil {
-			putPacketBuffer(bp)
-			select {
-			case <-t.closing:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			t.shutdown() // the socket failed: close everything
-			return
-		}
-		if now := time.Now(); now.Sub(lastReset) > time.Second {
-			lastReset = now
-			t.resetBudget.Store(100)
-		}
-		if !t.route((*bp)[:n], bp, addr) {
-			putPacketBuffer(bp)
-		}
-	}
-}
-
-// route delivers one datagram and reports whether the connection took
-// ownership of its buffer.
-func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
+// route delivers one datagram, or a run of segSize-byte datagrams for
+// one connection ID, and reports whether a connection took ownership of
+// its buffer bp. m describes how it arrived.
+func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool {
 	if len(d) == 0 {
 		t.stats.countDrop(DropInvalid)
 		return false
@@ -202,7 +158,7 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 		return false
 	}
 	if c := t.handlers.get(cid); c != nil {
-		if !c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)}) {
+		if !c.enqueue(t.inboundFor(d, bp, segSize, m)) {
 			t.stats.countDrop(DropQueueFull)
 			return false
 		}
@@ -210,10 +166,10 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 	}
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
-			return c.enqueue(inboundDatagram{data: d, buf: bp, ecn: ackhandler.NotECT, addrs: t.pathAddrsFor(addr)})
+			return c.enqueue(t.inboundFor(d, bp, segSize, m))
 		}
 		t.stats.countDrop(DropUnknownConnection)
-		t.maybeSendStatelessReset(d, cid, addr)
+		t.maybeSendStatelessReset(d, cid, m.peer())
 		return false
 	}
 	hdr, err := wire.ParseInvariantHeader(d, cidLen)
@@ -228,10 +184,10 @@ func (t *Transport) route(d []byte, bp *[]byte, addr net.Addr) bool {
 	}
 	if !slices.Contains(l.config.Versions, hdr.Version) || !hdr.Version.IsSupported() {
 		t.stats.countDrop(DropUnsupportedVersion)
-		t.sendVersionNegotiation(d, hdr, addr, l.config.Versions)
+		t.sendVersionNegotiation(d, hdr, m.peer(), l.config.Versions)
 		return false
 	}
-	if l.handleNewConnection(d, bp, addr) {
+	if l.handleNewConnection(d, bp, m.peer()) {
 		return true
 	}
 	t.stats.countDrop(DropRejected)
@@ -298,10 +254,6 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	copy(b[size-wire.StatelessResetTokenLen:], token[:])
 	t.stats.resetsSent.Add(1)
 	t.writeTo(b, addr)
-}
-
-func (t *Transport) writeTo(b []byte, addr net.Addr) {
-	t.Conn.WriteTo(b, addr) // UDP send errors are transient; loss recovery copes
 }
 
 // Listen makes the Transport accept connections with tlsConf (which must
@@ -388,7 +340,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
-		tracer: tr,
+		tracer: tr, ecn: t.sock.ecn(),
 	})
 	if err != nil {
 		tracerDone(tr)

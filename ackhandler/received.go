@@ -99,8 +99,9 @@ func NewReceivedPackets(space Space) *ReceivedPackets {
 }
 
 // SetMaxRanges sets the number of ranges remembered; n < 1 means
-// DefaultMaxReceivedRanges. Lowering it drops the oldest ranges. It
-// allocates.
+// DefaultMaxReceivedRanges. Lowering it drops the oldest ranges. The
+// ranges' storage grows on demand, so that a connection whose packets
+// arrive in order (or that is idle) holds a few bytes, not n ranges.
 func (r *ReceivedPackets) SetMaxRanges(n int) {
 	if n < 1 {
 		n = DefaultMaxReceivedRanges
@@ -108,9 +109,6 @@ func (r *ReceivedPackets) SetMaxRanges(n int) {
 	for len(r.ranges) > n {
 		r.dropOldest()
 	}
-	ranges := make([]wire.AckRange, len(r.ranges), n+1)
-	copy(ranges, r.ranges)
-	r.ranges = ranges
 	r.maxRanges = n
 }
 

@@ -167,7 +167,7 @@ func (r *sentRing) popFront() {
 }
 
 func (r *sentRing) grow() {
-	size := max(2*len(r.buf), 32)
+	size := max(2*len(r.buf), 8) // small first: idle connections keep it
 	buf := make([]sentEntry, size)
 	for i := 0; i < r.n; i++ {
 		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
@@ -199,7 +199,7 @@ func (r *frameRing) push(f FrameRecord) {
 }
 
 func (r *frameRing) grow() {
-	size := max(2*len(r.buf), 64)
+	size := max(2*len(r.buf), 16)
 	buf := make([]FrameRecord, size)
 	mask := uint64(size - 1)
 	for pos := r.head; pos != r.tail; pos++ {

@@ -13,6 +13,7 @@ const (
 	alertInternalError         = 80
 	alertNoApplicationProtocol = 120
 	alertMissingExtension      = 109
+	alertUnexpectedMessage     = 10
 )
 
 // A Config configures a CryptoSetup.
@@ -120,6 +121,8 @@ type CryptoSetup struct {
 	earlyAccepted bool // server: 0-RTT read keys were installed
 	complete      bool
 	err           error
+	// state is the TLS state kept when conn is released.
+	state tls.ConnectionState
 }
 
 // NewClient returns a CryptoSetup for a client connection.
@@ -176,6 +179,12 @@ func (s *CryptoSetup) HandleCrypto(level EncryptionLevel, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.conn == nil {
+		// Released: a TLS 1.3 client sends no handshake message after its
+		// Finished over QUIC (no KeyUpdate, RFC 9001, Section 6), so this
+		// is what crypto/tls would call an unexpected message.
+		return s.fail(&wire.TransportError{Code: wire.CryptoError(alertUnexpectedMessage), Reason: "unexpected post-handshake CRYPTO data"})
+	}
 	if err := s.conn.HandleData(level.tls(), data); err != nil {
 		return s.fail(err)
 	}
@@ -187,7 +196,7 @@ func (s *CryptoSetup) HandleCrypto(level EncryptionLevel, data []byte) error {
 // CRYPTO_ERROR carrying the TLS alert (RFC 9001, Section 4.8), or a
 // TRANSPORT_PARAMETER_ERROR.
 func (s *CryptoSetup) NextEvent() (Event, error) {
-	for s.err == nil {
+	for s.err == nil && s.conn != nil {
 		e := s.conn.NextEvent()
 		switch e.Kind {
 		case tls.QUICNoEvent:
@@ -334,10 +343,34 @@ func (s *CryptoSetup) HandshakeComplete() bool { return s.complete }
 
 // ConnectionState returns the TLS state: negotiated protocol and cipher
 // suite, peer certificates, whether the session was resumed.
-func (s *CryptoSetup) ConnectionState() tls.ConnectionState { return s.conn.ConnectionState() }
+func (s *CryptoSetup) ConnectionState() tls.ConnectionState {
+	if s.conn == nil {
+		return s.state
+	}
+	return s.conn.ConnectionState()
+}
 
 // Close releases crypto/tls's resources. It does not send anything.
-func (s *CryptoSetup) Close() error { return s.conn.Close() }
+func (s *CryptoSetup) Close() error {
+	if s.conn == nil {
+		return nil
+	}
+	return s.conn.Close()
+}
+
+// ReleaseIfDone, on a server whose handshake completed and whose session
+// ticket was taken from NextEvent, closes crypto/tls's connection and
+// drops it, with the handshake buffers it keeps (about 5 KB of an idle
+// connection's memory). ConnectionState stays available. On a client,
+// which may still receive session tickets, it does nothing.
+func (s *CryptoSetup) ReleaseIfDone() {
+	if s.role != wire.RoleServer || !s.complete || s.conn == nil || s.err != nil {
+		return
+	}
+	s.state = s.conn.ConnectionState()
+	s.conn.Close()
+	s.conn = nil
+}
 
 // fail records err, converted to the *wire.TransportError the connection
 // closes with, and returns it.

@@ -544,3 +544,37 @@ func TestHandshakeVerifyPeerCertificateRejects(t *testing.T) {
 		t.Fatalf("client error %v; want CRYPTO_ERROR(bad_certificate)", c.err)
 	}
 }
+
+// A server releases crypto/tls once its handshake is done; its state stays
+// readable and post-handshake CRYPTO data from the client is an unexpected
+// message. A client keeps its TLS connection for session tickets.
+func TestReleaseIfDone(t *testing.T) {
+	pki := newTestPKI(t)
+	c, s := runHandshake(t,
+		&Config{TLS: pki.clientTLS(), Params: testParams(wire.RoleClient)},
+		&Config{TLS: pki.serverTLS(), Params: testParams(wire.RoleServer)})
+	if c.err != nil || s.err != nil {
+		t.Fatalf("client err %v, server err %v", c.err, s.err)
+	}
+	c.cs.ReleaseIfDone()
+	s.cs.ReleaseIfDone()
+	if c.cs.conn == nil {
+		t.Fatal("client released its TLS connection")
+	}
+	if s.cs.conn != nil {
+		t.Fatal("server kept its TLS connection after the handshake")
+	}
+	if st := s.cs.ConnectionState(); st.NegotiatedProtocol != "h3" || st.Version != tls.VersionTLS13 {
+		t.Fatalf("released state: alpn %q version %x", st.NegotiatedProtocol, st.Version)
+	}
+	if ev, err := s.cs.NextEvent(); err != nil || ev.Kind != EventNone {
+		t.Fatalf("NextEvent after release: %v, %v", ev.Kind, err)
+	}
+	err := s.cs.HandleCrypto(LevelApplication, []byte{4, 0, 0, 0})
+	if code, ok := cryptoCode(err); !ok || code != wire.CryptoError(alertUnexpectedMessage) {
+		t.Fatalf("post-handshake CRYPTO data after release: %v", err)
+	}
+	if err := s.cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -156,7 +156,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o.conf = cli.Config(cc, *qlogDir)
 	o.conf.Tracer = o.handshakes.Hook(o.conf.Tracer)
 	if *keyUpdate {
-		o.conf.KeyUpdateInterval = 100
+		// A downloading client sends few packets (about one ACK per
+		// batch of datagrams the socket hands over at once), so the
+		// interval is short enough for a small download to update.
+		o.conf.KeyUpdateInterval = 10
 	}
 	if *v2 {
 		o.conf.Versions = []wire.Version{wire.Version2}

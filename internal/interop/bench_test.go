@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -67,9 +68,11 @@ type benchImpl struct {
 }
 
 // quicGoSocketBuffer is the receive and send buffer size quic-go's
-// Transport asks for on its socket (7 MiB), which our Transport leaves at
-// the kernel default (net.core.rmem_default, typically 208 KiB). The
-// "ours-bigbuf" variant sets it from the outside to show the difference.
+// Transport asks for on its socket (7 MiB). Our Transport once left it at
+// the kernel default (net.core.rmem_default, typically 208 KiB), and the
+// "ours-bigbuf" variant set it from the outside to show the difference;
+// now both Transports ask for 7 MiB themselves and the two variants
+// measure the same thing.
 const quicGoSocketBuffer = 7 << 20
 
 var (
@@ -93,7 +96,20 @@ func implByName(name string) (benchImpl, bool) {
 // loopbackSocket opens a UDP socket on 127.0.0.1 as an application would,
 // with buffers of sockBuf bytes if not 0.
 func loopbackSocket(sockBuf int) (*net.UDPConn, error) {
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	return benchSocket(false, sockBuf)
+}
+
+// benchSocket opens the UDP socket of a benchmark's server or client: on
+// loopback, or in the server's or the client's network namespace when
+// TestPerf measures over a veth pair (see perf_test.go).
+func benchSocket(server bool, sockBuf int) (*net.UDPConn, error) {
+	var udp *net.UDPConn
+	var err error
+	if perfNet != nil {
+		udp, err = perfNet.listenUDP(server)
+	} else {
+		udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +128,7 @@ type oursServer struct {
 }
 
 func listenOurs(tc *tls.Config, idle time.Duration, sockBuf int) (benchServer, error) {
-	udp, err := loopbackSocket(sockBuf)
+	udp, err := benchSocket(true, sockBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +159,7 @@ type oursClient struct {
 }
 
 func clientOurs(tc *tls.Config, idle time.Duration, sockBuf int) (benchClient, error) {
-	udp, err := loopbackSocket(sockBuf)
+	udp, err := benchSocket(false, sockBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +182,7 @@ type quicGoServer struct {
 }
 
 func listenQuicGo(tc *tls.Config, idle time.Duration, sockBuf int) (benchServer, error) {
-	udp, err := loopbackSocket(sockBuf)
+	udp, err := benchSocket(true, sockBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +213,7 @@ type quicGoClient struct {
 }
 
 func clientQuicGo(tc *tls.Config, idle time.Duration, sockBuf int) (benchClient, error) {
-	udp, err := loopbackSocket(sockBuf)
+	udp, err := benchSocket(false, sockBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -408,6 +424,22 @@ func memSnapshot() (heap, stack uint64) {
 	return ms.HeapInuse, ms.StackInuse
 }
 
+// residentBytes returns the process's resident memory (Linux; 0
+// elsewhere) after returning freed memory to the system, so that what the
+// garbage collector keeps but does not use is not counted.
+func residentBytes() uint64 {
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, rss uint64
+	if _, err := fmt.Sscan(string(b), &size, &rss); err != nil {
+		return 0
+	}
+	return rss * uint64(os.Getpagesize())
+}
+
 func perConn(after, before uint64, n int) float64 {
 	return (float64(after) - float64(before)) / float64(n)
 }
@@ -415,19 +447,21 @@ func perConn(after, before uint64, n int) float64 {
 func benchIdleMemory(b *testing.B, im benchImpl) {
 	n := *idleConns
 	_, stls := testTLS(b)
-	var srvHeap, srvStack, cliHeap, cliStack float64
+	var srvHeap, srvStack, cliHeap, cliStack, srvRSS, establish float64
 	for b.Loop() {
-		sh, ss, ch, cs, open, err := idleMemoryOnce(im, stls, n)
+		r, err := idleMemoryOnce(im, stls, n)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if open < n {
-			b.Logf("the server held %d of the %d connections the client dialed; its figures are per held connection", open, n)
+		if r.open < n {
+			b.Logf("the server held %d of the %d connections the client dialed; its figures are per held connection", r.open, n)
 		}
-		srvHeap += sh
-		srvStack += ss
-		cliHeap += ch
-		cliStack += cs
+		srvHeap += r.srvHeap
+		srvStack += r.srvStack
+		cliHeap += r.cliHeap
+		cliStack += r.cliStack
+		srvRSS += r.srvRSS
+		establish += r.establish.Seconds()
 	}
 	k := float64(b.N)
 	b.ReportMetric(float64(n), "conns")
@@ -435,20 +469,31 @@ func benchIdleMemory(b *testing.B, im benchImpl) {
 	b.ReportMetric(srvStack/k, "srv-stack-B/conn")
 	b.ReportMetric(cliHeap/k, "cli-heap-B/conn")
 	b.ReportMetric(cliStack/k, "cli-stack-B/conn")
+	b.ReportMetric(srvRSS/k, "srv-rss-B/conn")
+	b.ReportMetric(establish/k, "establish-s")
+}
+
+// idleResult is what idleMemoryOnce measured: the heap (HeapInuse) and
+// goroutine stack (StackInuse) growth per connection of each side, each
+// measured after garbage collection in its own process, the server's
+// resident memory growth per connection, how many connections the server
+// held open when measured, and how long the client took to establish
+// them.
+type idleResult struct {
+	srvHeap, srvStack, cliHeap, cliStack, srvRSS float64
+	open                                         int
+	establish                                    time.Duration
 }
 
 // idleMemoryOnce starts a server, has a child process dial n connections
-// to it over one UDP socket, and returns the heap (HeapInuse) and
-// goroutine stack (StackInuse) growth per connection of each side, each
-// measured after garbage collection in its own process, and how many
-// connections the server held open when measured.
-func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (srvHeap, srvStack, cliHeap, cliStack float64, open int, err error) {
+// to it over one UDP socket, and measures the memory of both sides.
+func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (r idleResult, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	goroutines := runtime.NumGoroutine()
 	srv, err := im.listen(stls, idleTimeout, im.sockBuf)
 	if err != nil {
-		return 0, 0, 0, 0, 0, err
+		return r, err
 	}
 	defer srv.close()
 	var mu sync.Mutex
@@ -469,6 +514,7 @@ func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (srvHeap, srvStack, c
 		}
 	}()
 	heap0, stack0 := memSnapshot()
+	rss0 := residentBytes()
 
 	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(os.Environ(),
@@ -479,23 +525,24 @@ func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (srvHeap, srvStack, c
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, 0, 0, 0, 0, err
+		return r, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, 0, 0, 0, 0, err
+		return r, err
 	}
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, 0, 0, err
+		return r, err
 	}
 	defer cmd.Wait()
 	defer stdin.Close() // the child exits when its stdin closes
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		return 0, 0, 0, 0, 0, fmt.Errorf("client process: %v", err)
+		return r, fmt.Errorf("client process: %v", err)
 	}
-	if _, err := fmt.Sscanf(line, "ready %g %g", &cliHeap, &cliStack); err != nil {
-		return 0, 0, 0, 0, 0, fmt.Errorf("client process said %q", line)
+	var establishSec float64
+	if _, err := fmt.Sscanf(line, "ready %g %g %g", &r.cliHeap, &r.cliStack, &establishSec); err != nil {
+		return r, fmt.Errorf("client process said %q", line)
 	}
 	// Under load a handshake the client saw complete may still fail on
 	// the server (quic-go refuses a connection whose handshake completes
@@ -506,19 +553,22 @@ func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (srvHeap, srvStack, c
 	case <-time.After(10 * time.Second):
 	}
 	time.Sleep(time.Second) // let the last handshakes' state go
+	r.establish = time.Duration(establishSec * float64(time.Second))
 	mu.Lock()
-	open = 0
+	open := 0
 	for _, c := range conns {
 		if connContext(c).Err() == nil {
 			open++
 		}
 	}
 	mu.Unlock()
+	r.open = open
 	if open < n*99/100 {
-		return 0, 0, 0, 0, 0, fmt.Errorf("server holds %d open connections of %d dialed", open, n)
+		return r, fmt.Errorf("server holds %d open connections of %d dialed", open, n)
 	}
 	heap1, stack1 := memSnapshot()
-	srvHeap, srvStack = perConn(heap1, heap0, open), perConn(stack1, stack0, open)
+	r.srvHeap, r.srvStack = perConn(heap1, heap0, open), perConn(stack1, stack0, open)
+	r.srvRSS = perConn(residentBytes(), rss0, open)
 
 	// Tear down: close every server connection, let the child go, and
 	// wait for this process's goroutines to return to where they were.
@@ -541,7 +591,7 @@ func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (srvHeap, srvStack, c
 	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > goroutines+2 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	return srvHeap, srvStack, cliHeap, cliStack, open, nil
+	return r, nil
 }
 
 // idleClientMain is the child process of BenchmarkIdleConnMemory: it dials
@@ -569,6 +619,7 @@ func idleClientMain(name string) int {
 	// not depend on whether the client verifies its certificate.
 	ctls := &tls.Config{InsecureSkipVerify: true, ServerName: "localhost", NextProtos: []string{alpn}, MinVersion: tls.VersionTLS13}
 	heap0, stack0 := memSnapshot()
+	start := time.Now()
 	cli, err := im.client(ctls, idleTimeout, im.sockBuf)
 	if err != nil {
 		return fail(err)
@@ -605,6 +656,7 @@ func idleClientMain(name string) int {
 	if err, _ := firstErr.Load().(error); err != nil {
 		return fail(err)
 	}
+	establish := time.Since(start)
 	time.Sleep(time.Second)
 	// Under load the server may refuse or lose a connection whose
 	// handshake the client saw complete; count the ones still open.
@@ -618,8 +670,14 @@ func idleClientMain(name string) int {
 		return fail(fmt.Errorf("%d of %d connections ended before the measurement", n-open, n))
 	}
 	heap1, stack1 := memSnapshot()
-	fmt.Printf("ready %g %g\n", perConn(heap1, heap0, open), perConn(stack1, stack0, open))
+	fmt.Printf("ready %g %g %g\n", perConn(heap1, heap0, open), perConn(stack1, stack0, open), establish.Seconds())
 	io.Copy(io.Discard, os.Stdin)
 	// The server closed the connections; leave without closing them.
 	return 0
+}
+
+// perfNet, when set (by TestPerf), makes benchmark sockets in network
+// namespaces joined by a veth pair instead of on loopback.
+var perfNet interface {
+	listenUDP(server bool) (*net.UDPConn, error)
 }

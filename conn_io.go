@@ -1,0 +1,200 @@
+package quic
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/quicstack/quic/wire"
+)
+
+// The connection's side of the socket layer: the queue the Transport's
+// read loop fills, and the batches the connection's goroutine sends.
+//
+// Profiles of bulk transfer shaped this file: a channel operation and a
+// clock reading per datagram cost more than parsing it, so datagrams
+// queue under a mutex and the goroutine takes all of them at once, with
+// one clock reading; and the packets of one wakeup leave in one call to
+// the socket layer (one sendmmsg, with GSO one segment run per message).
+
+// maxInboundQueued bounds the buffer memory that datagrams waiting for a
+// connection's goroutine hold (512 lone datagrams, or 16 GRO runs of up to
+// 44 full-size ones); beyond it they are dropped (and counted) so that a
+// slow connection never blocks the Transport's read loop and a peer cannot
+// make it hold more.
+const maxInboundQueued = 1 << 20
+
+// maxSendBurst bounds the datagrams sent per wakeup before the goroutine
+// looks at its input again.
+const maxSendBurst = 64
+
+// inboundQueue holds the datagrams routed to a connection. Its slices
+// grow on demand, so an idle connection holds none.
+type inboundQueue struct {
+	mu     sync.Mutex
+	q      []inboundDatagram
+	queued int // bytes of buffers held by q
+	closed bool
+	spare  []inboundDatagram // the slice the goroutine last drained (its goroutine only)
+}
+
+// enqueue hands a datagram to the connection without blocking; it reports
+// false if the queue was full and the datagram dropped. The first
+// datagram of an empty queue wakes the goroutine.
+func (c *Conn) enqueue(d inboundDatagram) bool {
+	size := len(d.data)
+	if d.buf != nil {
+		size = cap(*d.buf)
+	}
+	q := &c.inbound
+	q.mu.Lock()
+	if q.closed || q.queued+size > maxInboundQueued {
+		q.mu.Unlock()
+		n := 1
+		if d.segSize > 0 {
+			n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
+		}
+		c.mu.Lock()
+		c.dropped += uint64(n)
+		c.mu.Unlock()
+		return false
+	}
+	wasEmpty := len(q.q) == 0
+	q.q = append(q.q, d)
+	q.queued += size
+	q.mu.Unlock()
+	if wasEmpty {
+		c.wake()
+	}
+	return true
+}
+
+// drainInbound processes the datagrams queued so far, with one clock
+// reading. Datagrams queued meanwhile wake the goroutine again.
+func (c *Conn) drainInbound() {
+	q := &c.inbound
+	q.mu.Lock()
+	batch := q.q
+	if len(batch) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.q, q.queued = q.spare[:0], 0
+	q.mu.Unlock()
+	now := time.Now()
+	for i := range batch {
+		c.handle(now, &batch[i])
+		batch[i] = inboundDatagram{}
+	}
+	q.spare = batch[:0]
+}
+
+// close drops what is queued and makes enqueue refuse from now on.
+func (q *inboundQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	batch := q.q
+	q.q, q.spare = nil, nil
+	q.mu.Unlock()
+	for _, d := range batch {
+		if d.buf != nil {
+			putPacketBuffer(d.buf)
+		}
+	}
+}
+
+// handle processes one queued datagram, or each of a GRO run.
+func (c *Conn) handle(now time.Time, d *inboundDatagram) {
+	if d.dst.IsValid() && c.state.role == wire.RoleServer {
+		// A server answers from the address it was reached at; a client
+		// lets the kernel choose, so that it follows route changes.
+		c.srcAddr = d.dst
+	}
+	data := d.data
+	seg := int(d.segSize)
+	if seg == 0 {
+		seg = len(data)
+	}
+	for len(data) > 0 {
+		n := min(seg, len(data))
+		c.state.handleDatagramOn(now, d.addrs, data[:n], d.ecn)
+		data = data[n:]
+	}
+	if d.buf != nil {
+		putPacketBuffer(d.buf)
+	}
+}
+
+// flush sends what the state machine has to send now, in batches. A
+// batch holds datagrams of one path: a datagram for another path (a probe,
+// a PATH_RESPONSE) sends what the batch holds first.
+func (c *Conn) flush(now time.Time) {
+	st := c.state
+	b := getTxBatch()
+	var path pathAddrs
+	for i := 0; i < maxSendBurst; i++ {
+		d, a := st.pollTransmitOn(now, b.next())
+		if d == nil {
+			// One clock reading serves a burst; when the pacer's
+			// allowance ran out at that reading, a fresh one may show
+			// it refilled meanwhile (at high rates it refills within
+			// microseconds), which keeps GSO batches full.
+			if !st.pacingLimited(now) {
+				break
+			}
+			now = time.Now()
+			if st.pacingLimited(now) {
+				break
+			}
+			continue
+		}
+		if b.n > 0 && a != path {
+			c.send(b, path) // commit below copies d to the batch's start
+		}
+		path = a
+		b.commit(d, st.sendECN)
+		if b.full() {
+			c.send(b, path)
+		}
+	}
+	if b.n > 0 {
+		c.send(b, path)
+	}
+	putTxBatch(b)
+}
+
+// send hands b's datagrams, all for path a, to the socket of a's local
+// address and empties b. The peer's net.Addr is kept from one batch to
+// the next: it changes only with the path.
+func (c *Conn) send(b *txBatch, a pathAddrs) {
+	t, addr, ap, src := c.t, c.remote, netip.AddrPort{}, c.srcAddr
+	if a.remote.IsValid() {
+		if a.remote != c.sendTo {
+			c.sendTo, c.sendToAddr = a.remote, net.UDPAddrFromAddrPort(a.remote)
+		}
+		t, addr, ap = c.transportFor(a.local), c.sendToAddr, a.remote
+	} else {
+		ap, _ = udpAddrPort(addr)
+	}
+	if t != c.t {
+		src = netip.Addr{} // the source pinned by packet info is the first socket's
+	}
+	t.sock.writeBatch(b, addr, ap, src) // UDP send errors are transient; loss recovery copes
+	b.n = 0
+}
+
+// udpAddrPort returns the address of a *net.UDPAddr without allocating.
+func udpAddrPort(a net.Addr) (netip.AddrPort, bool) {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return u.AddrPort(), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// pacingLimited reports whether the pacer, and not the congestion window,
+// holds packets back at now.
+func (c *connState) pacingLimited(now time.Time) bool {
+	return c.closeState == stateActive && c.sent.BytesInFlight() < c.cc.CongestionWindow() &&
+		c.pacer.TimeUntilSend(now, c.cc.PacingRate()).After(now)
+}

@@ -1,0 +1,210 @@
+package quic
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/quicstack/quic/ackhandler"
+)
+
+// SocketInfo describes what a Transport's socket achieved: the buffer
+// sizes the kernel granted and the offloads in use. Features the kernel or
+// the interface rejected at run time are reported off.
+type SocketInfo struct {
+	// ReceiveBuffer and SendBuffer are the socket buffer sizes in bytes as
+	// the kernel reports them (Linux reports twice the size it was asked
+	// for, to account for its bookkeeping), or 0 when unknown.
+	ReceiveBuffer, SendBuffer int
+	// BatchIO reports batched system calls (recvmmsg, sendmmsg).
+	BatchIO bool
+	// GSO reports UDP generic segmentation offload: a run of equal-size
+	// packets leaves in one system call (UDP_SEGMENT).
+	GSO bool
+	// GRO reports UDP generic receive offload: coalesced datagrams are
+	// received in one system call and split (UDP_GRO).
+	GRO bool
+	// ECN reports that packets are marked ECT(0) and the ECN codepoint of
+	// received packets is read (RFC 9000, Section 13.4).
+	ECN bool
+	// PacketInfo reports that the destination address of each received
+	// datagram is known and replies leave from it, which matters on
+	// sockets bound to a wildcard address (IP_PKTINFO, IPV6_PKTINFO).
+	PacketInfo bool
+	// DontFragment reports that datagrams are sent with the don't-fragment
+	// bit, so that path MTU discovery is honest (IP_MTU_DISCOVER,
+	// IPV6_DONTFRAG).
+	DontFragment bool
+}
+
+// socketOptions are the Transport fields that shape the socket layer.
+type socketOptions struct {
+	disableGSO, disableGRO, disableECN, disableBatch bool
+	bufferSize                                       int
+}
+
+// rxMessage is one received datagram, or with GRO a run of datagrams of
+// segSize bytes each (the last may be shorter) coalesced by the kernel.
+type rxMessage struct {
+	buf     *[]byte // pooled storage; the datagram is (*buf)[:n]
+	n       int
+	segSize int            // 0: a single datagram
+	addr    netip.AddrPort // the sender, when the socket layer knows it as such
+	from    net.Addr       // the sender, on sockets that are not UDP sockets
+	dst     netip.Addr     // the local address it was sent to, if known
+	ecn     ackhandler.ECNMark
+}
+
+// peer returns the sender as a net.Addr (allocates for UDP addresses: call
+// it only off the hot path).
+func (m *rxMessage) peer() net.Addr {
+	if m.from != nil {
+		return m.from
+	}
+	return net.UDPAddrFromAddrPort(m.addr)
+}
+
+// txBatch is a run of datagrams, each up to maxPacketBufferSize bytes,
+// stored back to back in buf, that a connection hands to the socket in one
+// call. Batches are pooled; each also holds the socket layer's scratch
+// space so that concurrent writers share nothing.
+type txBatch struct {
+	buf     []byte
+	sizes   [txBatchLen]uint16
+	ecn     [txBatchLen]ackhandler.ECNMark
+	n       int
+	scratch txScratch
+}
+
+// txBatchLen is the number of datagrams in a batch: at most 64 UDP
+// segments go in one GSO send, and 32 full-size ones already fill most of
+// the 64 KiB a send may carry.
+const txBatchLen = 32
+
+var txBatchPool = sync.Pool{New: func() any {
+	return &txBatch{buf: make([]byte, txBatchLen*maxPacketBufferSize)}
+}}
+
+func getTxBatch() *txBatch  { return txBatchPool.Get().(*txBatch) }
+func putTxBatch(b *txBatch) { b.n = 0; txBatchPool.Put(b) }
+
+// next returns empty space for the next datagram, with a capacity of
+// maxPacketBufferSize.
+func (b *txBatch) next() []byte {
+	off := b.n * maxPacketBufferSize
+	return b.buf[off : off : off+maxPacketBufferSize]
+}
+
+// commit records the datagram written into the space next returned.
+func (b *txBatch) commit(d []byte, ecn ackhandler.ECNMark) {
+	off := b.n * maxPacketBufferSize
+	if len(d) > 0 && &d[0] != &b.buf[off] {
+		copy(b.buf[off:off+maxPacketBufferSize], d)
+	}
+	b.sizes[b.n] = uint16(len(d))
+	b.ecn[b.n] = ecn
+	b.n++
+}
+
+func (b *txBatch) full() bool { return b.n == txBatchLen }
+
+// packet returns datagram i.
+func (b *txBatch) packet(i int) []byte {
+	off := i * maxPacketBufferSize
+	return b.buf[off : off+int(b.sizes[i])]
+}
+
+// sysConn is the socket layer under a Transport: batched reads and writes
+// with whatever offloads the platform offers. readBatch is called by one
+// goroutine; writeBatch and writeOne by any number at once.
+type sysConn interface {
+	// readBatch reads at least one datagram into ms, whose bufs are set,
+	// and returns how many it read.
+	readBatch(ms []rxMessage) (int, error)
+	// writeBatch sends b's datagrams to addr (ap is its address, if addr
+	// is a UDP address), from the local address src if it is valid.
+	writeBatch(b *txBatch, addr net.Addr, ap netip.AddrPort, src netip.Addr) error
+	// info reports the socket's buffers and features.
+	info() SocketInfo
+	// rxBufferSize is the size of the buffers readBatch needs.
+	rxBufferSize() int
+	// readBatchLen is the number of messages readBatch can fill at once.
+	readBatchLen() int
+	// ecn reports whether outgoing packets can carry an ECN marking.
+	ecn() bool
+}
+
+// newSysConn wraps pc: on Linux a *net.UDPConn gets the fast path, anything
+// else the portable one.
+func newSysConn(pc net.PacketConn, o socketOptions) sysConn {
+	if u, ok := pc.(*net.UDPConn); ok {
+		if c, err := newOptimizedConn(u, o); err == nil {
+			return c
+		}
+		setBuffers(u, o.bufferSize)
+		return &basicConn{pc: pc, udp: u}
+	}
+	setBuffers(pc, o.bufferSize)
+	return &basicConn{pc: pc}
+}
+
+// setBuffers raises the socket's buffers to size. The kernel caps the
+// request (net.core.rmem_max and wmem_max on Linux); a failure is not
+// fatal, only slower.
+func setBuffers(pc net.PacketConn, size int) {
+	type bufferSetter interface {
+		SetReadBuffer(int) error
+		SetWriteBuffer(int) error
+	}
+	if s, ok := pc.(bufferSetter); ok {
+		s.SetReadBuffer(size)
+		s.SetWriteBuffer(size)
+	}
+}
+
+// basicConn is the portable socket layer: one datagram per system call.
+type basicConn struct {
+	pc  net.PacketConn
+	udp *net.UDPConn // pc, if it is a UDP socket: no allocation per datagram
+}
+
+func (c *basicConn) readBatch(ms []rxMessage) (int, error) {
+	m := &ms[0]
+	m.segSize, m.ecn, m.dst, m.from, m.addr = 0, ackhandler.NotECT, netip.Addr{}, nil, netip.AddrPort{}
+	var err error
+	if c.udp != nil {
+		m.n, m.addr, err = c.udp.ReadFromUDPAddrPort(*m.buf)
+	} else {
+		m.n, m.from, err = c.pc.ReadFrom(*m.buf)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+func (c *basicConn) writeBatch(b *txBatch, addr net.Addr, ap netip.AddrPort, _ netip.Addr) error {
+	var first error
+	for i := 0; i < b.n; i++ {
+		var err error
+		if c.udp != nil && ap.IsValid() {
+			_, err = c.udp.WriteToUDPAddrPort(b.packet(i), ap)
+		} else {
+			_, err = c.pc.WriteTo(b.packet(i), addr)
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (c *basicConn) info() SocketInfo {
+	var si SocketInfo
+	si.ReceiveBuffer, si.SendBuffer = socketBufferSizes(c.pc)
+	return si
+}
+
+func (c *basicConn) rxBufferSize() int { return packetBufferSize }
+func (c *basicConn) readBatchLen() int { return 1 }
+func (c *basicConn) ecn() bool         { return false }
