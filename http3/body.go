@@ -87,6 +87,11 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := b.read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil && !b.c.isServer {
+		// The request was cancelled: report that rather than the reset
+		// it caused, as net/http does.
+		err = b.ctx.Err()
+	}
 	if err != nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()

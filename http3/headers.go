@@ -1,12 +1,14 @@
 package http3
 
 import (
+	"fmt"
 	"net/http"
 	"net/textproto"
 	"strconv"
 	"strings"
 
 	"github.com/quicstack/quic/http3/qpack"
+	"golang.org/x/net/http/httpguts"
 )
 
 // connectionSpecific lists the fields HTTP/3 forbids (RFC 9114, Section
@@ -22,32 +24,31 @@ var connectionSpecific = map[string]bool{
 	"upgrade":           true,
 }
 
-// validName reports whether name is a lowercase token (RFC 9110, Section
-// 5.1; RFC 9114, Section 4.2: "Characters in field names MUST be converted
-// to lowercase").
+// validName reports whether name is a valid field name in lowercase
+// (RFC 9110, Section 5.1, checked by httpguts; RFC 9114, Section 4.2:
+// "Characters in field names MUST be converted to lowercase ... A request
+// or response containing uppercase characters in field names MUST be
+// treated as malformed").
 func validName(name string) bool {
-	if name == "" {
+	if !httpguts.ValidHeaderFieldName(name) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+		if c := name[i]; 'A' <= c && c <= 'Z' {
 			return false
 		}
 	}
 	return true
 }
 
-// validValue reports whether value has no NUL, CR or LF and no leading
-// or trailing whitespace (RFC 9114, Section 4.2; RFC 9110, Section 5.5).
+// validValue reports whether v is a valid field value (RFC 9110, Section
+// 5.5, checked by httpguts: no NUL, CR, LF or other control characters
+// besides tab) with no leading or trailing whitespace (RFC 9114, Section
+// 4.2: "a field value MUST NOT start or end with an ASCII whitespace
+// character").
 func validValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == 0 || c == '\r' || c == '\n' {
-			return false
-		}
+	if !httpguts.ValidHeaderFieldValue(v) {
+		return false
 	}
 	return v == "" || (v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t')
 }
@@ -167,4 +168,34 @@ func appendHeaderFields(dst []qpack.HeaderField, h http.Header, skip func(string
 		}
 	}
 	return dst
+}
+
+// checkHeader reports the first field of h that cannot be sent, as
+// net/http's Transport does for HTTP/1 and HTTP/2.
+func checkHeader(h http.Header) error {
+	for k, vs := range h {
+		if k == ":protocol" {
+			continue // extended CONNECT (see Transport.OpenRequestStream)
+		}
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("http3: invalid header field name %q", k)
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fmt.Errorf("http3: invalid header field value for %q", k)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldSectionSize is the size of a field section as RFC 9114, Section
+// 4.2.2 counts it for SETTINGS_MAX_FIELD_SECTION_SIZE: "the length of the
+// name and value in bytes plus an overhead of 32 bytes for each field".
+func fieldSectionSize(fields []qpack.HeaderField) uint64 {
+	var n uint64
+	for _, f := range fields {
+		n += uint64(len(f.Name)+len(f.Value)) + 32
+	}
+	return n
 }

@@ -77,7 +77,7 @@ func newTestEnv(t *testing.T, h http.Handler) *testEnv {
 		t.Fatal(err)
 	}
 	e := &testEnv{srv: srv, addr: l.Addr().String(), pool: pool, served: make(chan error, 1)}
-	go func() { e.served <- srv.Serve(l) }()
+	go func() { e.served <- srv.ServeListener(l) }()
 	e.tr = &Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
 	e.client = &http.Client{Transport: e.tr, Timeout: 30 * time.Second}
 	e.url = "https://" + e.addr

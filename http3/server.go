@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -37,9 +36,27 @@ type Server struct {
 	TLSConfig *tls.Config
 	// QUICConfig configures the QUIC connections; nil means defaults.
 	QUICConfig *quic.Config
+	// Addr is the UDP address ListenAndServe and ListenAndServeTLS listen
+	// on; empty means ":443".
+	Addr string
 	// MaxHeaderBytes is the SETTINGS_MAX_FIELD_SECTION_SIZE the server
 	// advertises and enforces (RFC 9114, Section 4.2.2); zero means 1 MiB.
+	// A request header above it is answered with 431 (Request Header
+	// Fields Too Large).
 	MaxHeaderBytes int
+	// IdleTimeout closes a connection that has had no request in progress
+	// for this long, with H3_NO_ERROR. Zero leaves idle connections to the
+	// QUIC idle timeout (quic.Config.MaxIdleTimeout).
+	IdleTimeout time.Duration
+	// EnableExtendedConnect advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
+	// (RFC 9220), so that clients may send extended CONNECT requests with
+	// a :protocol pseudo-header (see HTTPStreamer).
+	EnableExtendedConnect bool
+	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297) and lets
+	// request streams carry HTTP datagrams (RequestStream.SendDatagram).
+	// It requires QUICConfig.EnableDatagrams; ServeConn and the listen
+	// functions set that in the QUIC configuration they make.
+	EnableDatagrams bool
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
@@ -49,6 +66,7 @@ type Server struct {
 
 	acceptCtx  context.Context // done when Serve must stop accepting
 	stopAccept context.CancelFunc
+	cleanups   []func() // close the Transports the server made
 }
 
 func (s *Server) init() {
@@ -72,20 +90,13 @@ func (s *Server) tlsConfig() *tls.Config {
 	return c
 }
 
-// ListenAndServe listens on the UDP address addr and serves requests until
-// Close or Shutdown, after which it returns ErrServerClosed.
-func (s *Server) ListenAndServe(addr string) error {
-	l, err := quic.ListenAddr(addr, s.tlsConfig(), s.QUICConfig)
-	if err != nil {
-		return err
-	}
-	return s.Serve(l)
-}
-
-// Serve accepts connections from l and serves each in its own goroutine
-// until Close or Shutdown, which close l. l's TLS configuration must offer
-// the "h3" protocol.
-func (s *Server) Serve(l *quic.Listener) error {
+// ServeListener accepts connections from l and serves each in its own
+// goroutine until Close or Shutdown, which close l, and then returns
+// ErrServerClosed. l's TLS configuration must offer the "h3" protocol. A
+// listener made with quic.Transport.ListenEarly lets requests sent in
+// 0-RTT be served before the handshake completes (see
+// Stream.ReceivedEarlyData in package quic for the replay caveat).
+func (s *Server) ServeListener(l *quic.Listener) error {
 	s.mu.Lock()
 	s.init()
 	if s.closed {
@@ -143,7 +154,13 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
 		return
 	}
+	sc.mu.Lock()
+	sc.startIdleTimer()
+	sc.mu.Unlock()
 	sc.serve()
+	sc.mu.Lock()
+	sc.stopIdleTimer()
+	sc.mu.Unlock()
 }
 
 // Close closes the listeners and all connections immediately, with
@@ -168,7 +185,19 @@ func (s *Server) Close() error {
 	for _, c := range cs {
 		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 	}
+	s.runCleanups()
 	return nil
+}
+
+// runCleanups closes the Transports the server made.
+func (s *Server) runCleanups() {
+	s.mu.Lock()
+	fns := s.cleanups
+	s.cleanups = nil
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // Shutdown shuts the server down gracefully: it closes the listeners,
@@ -197,6 +226,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for _, l := range ls {
 			l.Close()
 		}
+		s.runCleanups()
 	}()
 	for _, c := range cs {
 		go c.shutdown()
@@ -230,6 +260,7 @@ type serverConn struct {
 	accepted bool
 	goaway   bool
 	goawayID quic.StreamID
+	idleT    *time.Timer // Server.IdleTimeout
 }
 
 // serve accepts request streams until the connection ends. "Clients MUST
@@ -253,6 +284,7 @@ func (sc *serverConn) serve() {
 		}
 		sc.active++
 		sc.lastID, sc.accepted = str.StreamID(), true
+		sc.stopIdleTimer()
 		sc.mu.Unlock()
 		go func() {
 			sc.handleRequest(str)
@@ -265,6 +297,9 @@ func (sc *serverConn) serve() {
 			sc.mu.Lock()
 			sc.active--
 			sc.idle.Broadcast()
+			if sc.active == 0 {
+				sc.startIdleTimer()
+			}
 			sc.mu.Unlock()
 		}()
 	}
@@ -320,24 +355,41 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		sc.streamFailed(str, err, ErrCodeMessageError)
 		return
 	}
-	w := &responseWriter{sc: sc, str: str, bw: bufio.NewWriterSize(str, 16<<10), req: req, header: make(http.Header)}
+	if str.ReceivedEarlyData() && !isSafeMethod(req.Method) {
+		// Replayable 0-RTT data must not trigger unsafe methods: "425
+		// (Too Early) indicates that the server is unwilling to risk
+		// processing a request that might be replayed" (RFC 8470,
+		// Section 5.2). The client retries after the handshake.
+		req.Body.Close()
+		sc.respondError(str, http.StatusTooEarly)
+		return
+	}
+	w := newResponseWriter(sc, str, req)
+	defer w.release()
 	handler := sc.srv.Handler
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
 	defer func() {
 		if p := recover(); p != nil {
+			// A panic resets only this request stream; nothing is logged
+			// (the package never writes to the global logger).
+			w.streamed = true // keep the pooled buffer away from a racing writer
 			resetStream(str, ErrCodeInternalError)
-			if p != http.ErrAbortHandler {
-				// Nothing is logged: the package does not write to the
-				// global logger.
-				_ = fmt.Sprint(p)
-			}
+			req.Body.Close()
 		}
 	}()
 	handler.ServeHTTP(w, req)
 	w.finish()
-	req.Body.Close()
+	if !w.streamed {
+		req.Body.Close()
+	}
+}
+
+// isSafeMethod reports the methods whose requests may be answered when
+// they arrive in 0-RTT (RFC 9110, Section 9.2.1).
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
 // streamFailed handles an error while reading a request's header: a
@@ -446,150 +498,6 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: cl, trailer: &req.Trailer}
 	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
 	return req.WithContext(ctx), nil
-}
-
-// responseWriter is the http.ResponseWriter of a request stream: HEADERS
-// with :status, then a DATA frame per Write, then trailers and FIN.
-type responseWriter struct {
-	sc     *serverConn
-	str    *quic.Stream
-	bw     *bufio.Writer
-	req    *http.Request
-	header http.Header
-
-	wroteHeader bool
-	status      int
-	declared    []string // trailer keys declared in the Trailer header
-	err         error
-	hdr         [16]byte
-}
-
-var (
-	_ http.ResponseWriter = (*responseWriter)(nil)
-	_ http.Flusher        = (*responseWriter)(nil)
-)
-
-// Header returns the response header map.
-func (w *responseWriter) Header() http.Header { return w.header }
-
-// WriteHeader sends the response header with status code. Informational
-// (1xx) statuses other than 101 send an interim response.
-func (w *responseWriter) WriteHeader(code int) {
-	if w.wroteHeader {
-		return
-	}
-	if code < 100 || code > 999 {
-		panic(fmt.Sprintf("http3: invalid WriteHeader code %v", code))
-	}
-	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
-		w.writeFields(code, w.header, nil)
-		w.bw.Flush()
-		return
-	}
-	w.wroteHeader = true
-	w.status = code
-	for _, v := range w.header.Values("Trailer") {
-		for _, k := range strings.Split(v, ",") {
-			if k = textprotoKey(k); k != "" {
-				w.declared = append(w.declared, k)
-			}
-		}
-	}
-	w.writeFields(code, w.header, func(k string) bool {
-		return k == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix)
-	})
-}
-
-func (w *responseWriter) writeFields(status int, h http.Header, skip func(string) bool) {
-	fields := []qpack.HeaderField{{Name: ":status", Value: strconv.Itoa(status)}}
-	fields = appendHeaderFields(fields, h, skip)
-	b, err := w.sc.encodeHeaders(w.str.StreamID(), fields)
-	if err != nil {
-		w.err = err
-		return
-	}
-	if _, err := w.bw.Write(b); err != nil {
-		w.err = err
-	}
-}
-
-// bodyAllowed reports whether the response may have content.
-func (w *responseWriter) bodyAllowed() bool {
-	return w.req.Method != http.MethodHead && w.status != http.StatusNoContent && w.status != http.StatusNotModified
-}
-
-// Write writes p as a DATA frame, sending the header first (status 200,
-// Content-Type sniffed from p if unset) if it was not sent yet.
-func (w *responseWriter) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		if _, ok := w.header["Content-Type"]; !ok && len(p) > 0 {
-			w.header.Set("Content-Type", http.DetectContentType(p))
-		}
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.bodyAllowed() {
-		if w.req.Method == http.MethodHead {
-			return len(p), nil
-		}
-		return 0, http.ErrBodyNotAllowed
-	}
-	if w.err != nil {
-		return 0, w.err
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if _, err := w.bw.Write(appendDataFrameHeader(w.hdr[:0], uint64(len(p)))); err != nil {
-		w.err = err
-		return 0, err
-	}
-	n, err := w.bw.Write(p)
-	if err != nil {
-		w.err = err
-	}
-	return n, err
-}
-
-// Flush sends the buffered header and data to the client.
-func (w *responseWriter) Flush() {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if err := w.bw.Flush(); err != nil && w.err == nil {
-		w.err = err
-	}
-}
-
-// finish sends the header if the handler did not, the trailers, and FIN.
-func (w *responseWriter) finish() {
-	if !w.wroteHeader {
-		if w.header.Get("Content-Length") == "" && w.bw.Buffered() == 0 {
-			w.header.Set("Content-Length", "0")
-		}
-		w.WriteHeader(http.StatusOK)
-	}
-	trailer := make(http.Header)
-	for _, k := range w.declared {
-		if vs := w.header[k]; len(vs) > 0 {
-			trailer[k] = vs
-		}
-	}
-	for k, vs := range w.header {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			trailer[textprotoKey(strings.TrimPrefix(k, http.TrailerPrefix))] = vs
-		}
-	}
-	if len(trailer) > 0 && w.err == nil {
-		fields := appendHeaderFields(nil, trailer, nil)
-		if b, err := w.sc.encodeHeaders(w.str.StreamID(), fields); err == nil {
-			w.bw.Write(b)
-		}
-	}
-	if err := w.bw.Flush(); err != nil || w.err != nil {
-		resetStream(w.str, ErrCodeInternalError)
-		return
-	}
-	w.str.CloseWrite()
 }
 
 // textprotoKey canonicalizes a header key from a list like the Trailer
