@@ -340,4 +340,3 @@ type retryableError struct {
 
 func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }
-

@@ -69,10 +69,19 @@ type testEnv struct {
 
 // newTestEnv starts a Server with h on 127.0.0.1 and a client for it.
 func newTestEnv(t *testing.T, h http.Handler) *testEnv {
+	return newTestEnvWith(t, h, nil)
+}
+
+// newTestEnvWith is newTestEnv with the server changed by setup (called
+// before it listens) if not nil.
+func newTestEnvWith(t *testing.T, h http.Handler, setup func(*Server)) *testEnv {
 	t.Helper()
 	cert, pool := testCert(t)
 	srv := &Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
-	l, err := quic.ListenAddr("127.0.0.1:0", srv.tlsConfig(), nil)
+	if setup != nil {
+		setup(srv)
+	}
+	l, err := quic.ListenAddr("127.0.0.1:0", srv.tlsConfig(), srv.quicConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

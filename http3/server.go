@@ -350,6 +350,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
 		return
 	}
+	probeEnd(str, br)
 	req, err := sc.newRequest(ctx, str, br, fields)
 	if err != nil {
 		sc.streamFailed(str, err, ErrCodeMessageError)
@@ -508,4 +509,19 @@ func textprotoKey(k string) string {
 		return ""
 	}
 	return http.CanonicalHeaderKey(k)
+}
+
+// probeEnd checks, without blocking, whether the request stream already
+// ended after its header, as a GET's usually has, and if so reads the end
+// of the stream. The QUIC stream then counts the receiving direction as
+// finished, so that the request's context is cancelled as soon as the
+// client stops the response (STOP_SENDING) rather than when the handler
+// happens to read the empty body.
+func probeEnd(str *quic.Stream, br *bufio.Reader) {
+	if br.Buffered() > 0 {
+		return
+	}
+	str.SetReadDeadline(time.Unix(1, 0))
+	br.Peek(1) // io.EOF, a deadline error, or data left in br
+	str.SetReadDeadline(time.Time{})
 }
