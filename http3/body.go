@@ -61,6 +61,7 @@ type body struct {
 	contentLength int64  // -1 if unknown
 	n             int64
 	trailer       *http.Header
+	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -211,6 +212,9 @@ func (b *body) Close() error {
 		code := ErrCodeRequestCancelled
 		if b.c.isServer {
 			code = ErrCodeNoError
+		}
+		if b.closeCode != 0 {
+			code = b.closeCode
 		}
 		b.str.CancelRead(quic.StreamErrorCode(code))
 	}

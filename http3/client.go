@@ -49,6 +49,10 @@ type Transport struct {
 	// after the handshake. The Transport then dials from one UDP socket of
 	// its own.
 	Allow0RTT bool
+	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297) and
+	// enables QUIC datagrams, so that the request streams of
+	// OpenRequestStream can carry HTTP datagrams.
+	EnableDatagrams bool
 
 	mu       sync.Mutex
 	conns    map[string]*dialCall
@@ -197,12 +201,13 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 	if t.Allow0RTT {
 		qc, err = t.dialEarly(ctx, authority, tc)
 	} else {
-		qc, err = quic.DialAddr(ctx, authority, tc, t.QUICConfig)
+		qc, err = quic.DialAddr(ctx, authority, tc, t.quicConfig())
 	}
 	if err != nil {
 		return nil, err
 	}
 	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0))), t: t}
+	cc.ours.H3Datagram = t.EnableDatagrams
 	cc.onGoaway = cc.goawayReceived
 	if err := cc.start(); err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
@@ -340,3 +345,17 @@ type retryableError struct {
 
 func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }
+
+// quicConfig returns QUICConfig, with datagrams enabled if
+// EnableDatagrams asks for them.
+func (t *Transport) quicConfig() *quic.Config {
+	if !t.EnableDatagrams {
+		return t.QUICConfig
+	}
+	c := &quic.Config{}
+	if t.QUICConfig != nil {
+		*c = *t.QUICConfig
+	}
+	c.EnableDatagrams = true
+	return c
+}

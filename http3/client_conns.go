@@ -98,5 +98,5 @@ func (t *Transport) dialEarly(ctx context.Context, authority string, tc *tls.Con
 		tc.ClientSessionCache = t.sessions
 	}
 	t.mu.Unlock()
-	return qtr.DialEarly(ctx, addr, tc, t.QUICConfig)
+	return qtr.DialEarly(ctx, addr, tc, t.quicConfig())
 }

@@ -52,6 +52,8 @@ type connection struct {
 	onGoaway   func(id uint64) // called with each GOAWAY received
 
 	closeOnce sync.Once
+
+	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -112,6 +114,9 @@ func (c *connection) start() error {
 		return err
 	}
 	go c.acceptUniStreams()
+	if c.ours.H3Datagram {
+		go c.receiveDatagrams()
+	}
 	return nil
 }
 

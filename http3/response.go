@@ -43,6 +43,9 @@ type responseWriter struct {
 	written     int64 // content bytes accepted from the handler
 	err         error
 	streamed    bool // HTTPStream took the stream over
+	body        *body          // the request body as received
+	dgq         *datagramQueue // datagrams of an extended CONNECT
+	rs          *RequestStream
 	hdr         [16]byte
 }
 
@@ -54,7 +57,9 @@ var (
 func newResponseWriter(sc *serverConn, str *quic.Stream, req *http.Request) *responseWriter {
 	bw := bufWriterPool.Get().(*bufio.Writer)
 	bw.Reset(str)
-	return &responseWriter{sc: sc, str: str, bw: bw, req: req, header: make(http.Header), clen: -1}
+	w := &responseWriter{sc: sc, str: str, bw: bw, req: req, header: make(http.Header), clen: -1}
+	w.body, _ = req.Body.(*body)
+	return w
 }
 
 // release returns the pooled buffers once the response is done.

@@ -141,6 +141,8 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		maxHeader = uint64(s.MaxHeaderBytes)
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
+	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
+	sc.ours.H3Datagram = s.EnableDatagrams
 	sc.idle = sync.NewCond(&sc.mu)
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
@@ -367,6 +369,9 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	}
 	w := newResponseWriter(sc, str, req)
 	defer w.release()
+	if sc.ours.H3Datagram && req.Method == http.MethodConnect && req.Header[":protocol"] != nil {
+		w.dgq = sc.registerDatagrams(str)
+	}
 	handler := sc.srv.Handler
 	if handler == nil {
 		handler = http.DefaultServeMux
@@ -424,16 +429,27 @@ func (sc *serverConn) respondError(str *quic.Stream, code int) {
 // newRequest builds the http.Request from a decoded header section,
 // checking the rules of RFC 9114, Section 4.3.1.
 func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Request, error) {
-	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path")
+	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path", ":protocol")
 	if err != nil {
 		return nil, err
 	}
 	if !p.has[":method"] || p.method == "" {
 		return nil, streamError(ErrCodeMessageError, "missing :method")
 	}
+	if p.has[":protocol"] {
+		// Extended CONNECT (RFC 9220, Section 3; RFC 8441, Section 4): only
+		// with CONNECT, only if we sent SETTINGS_ENABLE_CONNECT_PROTOCOL,
+		// and with :scheme, :path and :authority.
+		if p.method != http.MethodConnect || !sc.ours.EnableConnectProtocol || p.protocol == "" {
+			return nil, streamError(ErrCodeMessageError, "unexpected :protocol")
+		}
+		if !p.has[":scheme"] || p.path == "" || p.authority == "" {
+			return nil, streamError(ErrCodeMessageError, "extended CONNECT without :scheme, :path or :authority")
+		}
+	}
 	var u *url.URL
 	requestURI := p.path
-	if p.method == http.MethodConnect {
+	if p.method == http.MethodConnect && !p.has[":protocol"] {
 		// "The :scheme and :path pseudo-header fields are omitted" and
 		// ":authority ... MUST" be present (Section 4.4).
 		if p.has[":scheme"] || p.has[":path"] || p.authority == "" {
@@ -469,6 +485,9 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		host = h.Get("Host")
 	}
 	h.Del("Host")
+	if p.has[":protocol"] {
+		h[":protocol"] = []string{p.protocol} // as net/http's HTTP/2 server does
+	}
 	cl, err := parseContentLength(h)
 	if err != nil {
 		return nil, err
