@@ -42,7 +42,7 @@ type responseWriter struct {
 	clen        int64 // Content-Length the handler set, -1 if none
 	written     int64 // content bytes accepted from the handler
 	err         error
-	streamed    bool // HTTPStream took the stream over
+	streamed    bool           // HTTPStream took the stream over
 	body        *body          // the request body as received
 	dgq         *datagramQueue // datagrams of an extended CONNECT
 	rs          *RequestStream
