@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3/qpack"
@@ -21,6 +22,10 @@ import (
 // maxInterimResponses bounds the 1xx responses accepted before the final
 // one; a server sending more is misbehaving.
 const maxInterimResponses = 16
+
+// streamLimitPatience is how long beyond two round trips a request waits
+// for the server to release a stream before it takes a new connection.
+const streamLimitPatience = 30 * time.Millisecond
 
 // errTooEarly is a 425 (Too Early) answer to a request sent in 0-RTT.
 var errTooEarly = errors.New("http3: server answered 425 (Too Early) to a 0-RTT request")
@@ -142,26 +147,37 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 			}
 		}
 	}
+	// Counted before the stream exists, so that a retire cannot close
+	// the connection under this request.
+	cc.requestStarted()
+	done := sync.OnceFunc(cc.requestDone)
 	str, err := cc.qc.OpenStream()
-	if err != nil {
-		if cc.qc.Context().Err() != nil {
-			return nil, nil, &retryableError{err: err, unsent: true}
-		}
+	if err != nil && cc.qc.Context().Err() == nil {
+		wait := ctx
 		if mayRetire && handshakeDone(cc.qc) {
-			// At the server's stream limit: new requests go to a new
-			// connection; this one finishes its requests and closes.
+			// At the server's stream limit. Streams of finished requests
+			// come back within about a round trip; if none does, the
+			// requests in progress hold them and a new connection takes
+			// this one (and the next), while this one finishes its
+			// requests and closes.
+			var cancel context.CancelFunc
+			wait, cancel = context.WithTimeout(ctx, 2*cc.qc.Stats().SmoothedRTT+streamLimitPatience)
+			defer cancel()
+		}
+		str, err = cc.qc.OpenStreamSync(wait)
+		if err != nil && ctx.Err() == nil && cc.qc.Context().Err() == nil {
+			done()
 			cc.retire()
 			return nil, nil, &retryableError{err: err, unsent: true}
 		}
-		if str, err = cc.qc.OpenStreamSync(ctx); err != nil {
-			if ctx.Err() == nil && cc.qc.Context().Err() != nil {
-				return nil, nil, &retryableError{err: err, unsent: true}
-			}
-			return nil, nil, err
-		}
 	}
-	cc.requestStarted()
-	done := sync.OnceFunc(cc.requestDone)
+	if err != nil {
+		done()
+		if ctx.Err() == nil && cc.qc.Context().Err() != nil {
+			return nil, nil, &retryableError{err: err, unsent: true}
+		}
+		return nil, nil, err
+	}
 	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
 	if err != nil {
 		resetStream(str, ErrCodeInternalError)
@@ -230,7 +246,7 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 // readResponse reads the interim responses, reporting them to the
 // request's httptrace.ClientTrace, and returns the final one.
 func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream) (*http.Response, error) {
-	br := bufio.NewReaderSize(str, 16<<10)
+	br := bufio.NewReaderSize(str, 4<<10) // larger reads bypass it
 	trace := httptrace.ContextClientTrace(ctx)
 	for interim := 0; ; interim++ {
 		f, err := readHeadersFrame(cc.connection, br)

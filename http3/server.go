@@ -337,7 +337,19 @@ func (sc *serverConn) shutdown() {
 func (sc *serverConn) handleRequest(str *quic.Stream) {
 	ctx, cancel := context.WithCancel(str.Context())
 	defer cancel()
-	br := bufio.NewReaderSize(str, 16<<10)
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(str)
+	pooled := true
+	var rb *body
+	defer func() {
+		// The buffer goes back to the pool only if no Read of the closed
+		// body is in progress (a handler's goroutine that outlived it);
+		// a later Read sees the body closed before touching br.
+		if pooled && (rb == nil || rb.rmu.TryLock()) {
+			br.Reset(nil)
+			readerPool.Put(br)
+		}
+	}()
 	f, err := readHeadersFrame(sc.connection, br)
 	if err != nil {
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
@@ -358,6 +370,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		sc.streamFailed(str, err, ErrCodeMessageError)
 		return
 	}
+	rb = req.Body.(*body)
 	if str.ReceivedEarlyData() && !isSafeMethod(req.Method) {
 		// Replayable 0-RTT data must not trigger unsafe methods: "425
 		// (Too Early) indicates that the server is unwilling to risk
@@ -380,7 +393,8 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		if p := recover(); p != nil {
 			// A panic resets only this request stream; nothing is logged
 			// (the package never writes to the global logger).
-			w.streamed = true // keep the pooled buffer away from a racing writer
+			w.streamed = true // keep the pooled buffers away from a racing writer
+			pooled = false
 			resetStream(str, ErrCodeInternalError)
 			req.Body.Close()
 		}
@@ -388,9 +402,15 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	handler.ServeHTTP(w, req)
 	w.finish()
 	if !w.streamed {
-		req.Body.Close()
+		rb.Close() // even if the handler replaced req.Body
+	} else {
+		pooled = false // the RequestStream reads through br
 	}
 }
+
+// readerPool holds the request streams' read buffers. Reads larger than
+// the buffer bypass it.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
 
 // isSafeMethod reports the methods whose requests may be answered when
 // they arrive in 0-RTT (RFC 9110, Section 9.2.1).
