@@ -62,6 +62,7 @@ type body struct {
 	n             int64
 	trailer       *http.Header
 	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
+	pooledBR      bool    // br came from readerPool and goes back when done
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -112,8 +113,18 @@ func (b *body) Read(p []byte) (int, error) {
 			b.eofCheck = true
 		}
 		b.err = err
+		b.putReader() // no Read touches br after a sticky error
 	}
 	return n, err
+}
+
+// putReader returns a pooled br to the pool. b.rmu held.
+func (b *body) putReader() {
+	if b.pooledBR && b.br != nil {
+		b.br.Reset(nil)
+		readerPool.Put(b.br)
+		b.br = nil
+	}
 }
 
 func (b *body) read(p []byte) (int, error) {
@@ -220,6 +231,11 @@ func (b *body) Close() error {
 	}
 	if fn != nil {
 		fn()
+	}
+	if b.pooledBR && b.rmu.TryLock() {
+		// No Read in progress, and any later one stops at b.err.
+		b.putReader()
+		b.rmu.Unlock()
 	}
 	return nil
 }

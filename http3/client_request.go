@@ -246,7 +246,15 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 // readResponse reads the interim responses, reporting them to the
 // request's httptrace.ClientTrace, and returns the final one.
 func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream) (*http.Response, error) {
-	br := bufio.NewReaderSize(str, 4<<10) // larger reads bypass it
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(str)
+	pooled := true
+	defer func() {
+		if pooled {
+			br.Reset(nil)
+			readerPool.Put(br)
+		}
+	}()
 	trace := httptrace.ContextClientTrace(ctx)
 	for interim := 0; ; interim++ {
 		f, err := readHeadersFrame(cc.connection, br)
@@ -265,6 +273,8 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 			return nil, cc.requestError(ctx, str, err)
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			pooled = false
+			resp.Body.(*body).pooledBR = true // the body returns br
 			return resp, nil
 		}
 		// "zero or more interim responses" before the final one (RFC
