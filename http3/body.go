@@ -63,6 +63,7 @@ type body struct {
 	trailer       *http.Header
 	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
 	pooledBR      bool    // br came from readerPool and goes back when done
+	onFirstRead   func()  // the server's 100 Continue; run by the first Read
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -79,6 +80,10 @@ var errBodyClosed = errors.New("http3: read on closed body")
 func (b *body) Read(p []byte) (int, error) {
 	b.rmu.Lock()
 	defer b.rmu.Unlock()
+	if fn := b.onFirstRead; fn != nil {
+		b.onFirstRead = nil
+		fn()
+	}
 	b.mu.Lock()
 	err := b.err
 	b.mu.Unlock()

@@ -282,6 +282,9 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if interim >= maxInterimResponses {
 			return nil, cc.requestError(ctx, str, streamError(ErrCodeExcessiveLoad, "more than %d interim responses", maxInterimResponses))
 		}
+		if trace != nil && trace.Got100Continue != nil && resp.StatusCode == http.StatusContinue {
+			trace.Got100Continue()
+		}
 		if trace != nil && trace.Got1xxResponse != nil {
 			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
 				resetStream(str, ErrCodeRequestCancelled)

@@ -46,6 +46,8 @@ type responseWriter struct {
 	body        *body          // the request body as received
 	dgq         *datagramQueue // datagrams of an extended CONNECT
 	rs          *RequestStream
+	cmu         sync.Mutex // orders sendContinue with the final header
+	finalSent   bool       // the final header is committed; guarded by cmu
 	hdr         [16]byte
 }
 
@@ -123,6 +125,9 @@ func (w *responseWriter) commit() {
 		return
 	}
 	w.committed = true
+	w.cmu.Lock()
+	w.finalSent = true
+	w.cmu.Unlock()
 	for _, v := range w.header.Values("Trailer") {
 		for _, k := range strings.Split(v, ",") {
 			if k = textprotoKey(k); k != "" {
@@ -147,6 +152,21 @@ func (w *responseWriter) commit() {
 	if w.pending != nil && len(*w.pending) > 0 && w.err == nil {
 		w.writeData(*w.pending)
 		*w.pending = (*w.pending)[:0]
+	}
+}
+
+// sendContinue sends a 100 (Continue) interim response straight to the
+// stream, unless the final response header was committed. It runs in the
+// goroutine reading the body, which may not be the handler's.
+func (w *responseWriter) sendContinue() {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	if w.finalSent {
+		return
+	}
+	b, err := w.sc.encodeHeaders(w.str.StreamID(), []qpack.HeaderField{{Name: ":status", Value: "100"}})
+	if err == nil {
+		w.str.Write(b)
 	}
 }
 

@@ -221,15 +221,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.stopAccept()
 	s.mu.Unlock()
-	// The listeners stay open until the connections are done: closing a
-	// Listener made by quic.ListenAddr closes its Transport and with it
-	// every connection.
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-		s.runCleanups()
-	}()
+	// New connections are refused at once; a Listener keeps the
+	// connections it accepted when it closes. The Transports the server
+	// made close once the connections are done.
+	for _, l := range ls {
+		l.Close()
+	}
+	defer s.runCleanups()
 	for _, c := range cs {
 		go c.shutdown()
 	}
@@ -382,6 +380,12 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	}
 	w := newResponseWriter(sc, str, req)
 	defer w.release()
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		// As net/http does: "100 (Continue) ... indicates that the initial
+		// part of a request has been received" (RFC 9110, Section 15.2.1),
+		// sent when the handler starts reading the content.
+		rb.onFirstRead = w.sendContinue
+	}
 	if sc.ours.H3Datagram && req.Method == http.MethodConnect && req.Header[":protocol"] != nil {
 		w.dgq = sc.registerDatagrams(str)
 	}

@@ -361,3 +361,33 @@ func TestInvalidRequestFieldsRejected(t *testing.T) {
 		}
 	}
 }
+
+func TestExpectContinue(t *testing.T) {
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/read" {
+			b, _ := io.ReadAll(r.Body)
+			io.WriteString(w, string(b))
+			return
+		}
+		w.WriteHeader(http.StatusForbidden) // refuses without reading
+	}))
+	for _, tc := range []struct {
+		path   string
+		cont   bool
+		status int
+	}{{"/read", true, 200}, {"/refuse", false, 403}} {
+		got := false
+		trace := &httptrace.ClientTrace{Got100Continue: func() { got = true }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", e.url+tc.path, strings.NewReader("payload"))
+		req.Header.Set("Expect", "100-continue")
+		resp, err := e.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || got != tc.cont {
+			t.Errorf("%s: status %d, 100 Continue %v", tc.path, resp.StatusCode, got)
+		}
+	}
+}
