@@ -47,7 +47,7 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 	}
 	fields := make([]qpack.HeaderField, 0, 8+len(req.Header))
 	fields = append(fields, qpack.HeaderField{Name: ":method", Value: method})
-	protocol := req.Header.Get(":protocol")
+	protocol := protocolOf(req)
 	switch {
 	case method == http.MethodConnect && protocol != "":
 		// RFC 9220, Section 3 (RFC 8441, Section 4): ":protocol" names the
@@ -87,6 +87,22 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 // validMethod reports whether m is a token (RFC 9110, Section 9.1).
 func validMethod(m string) bool {
 	return m != "" && strings.IndexFunc(m, func(r rune) bool { return !httpguts.IsTokenRune(r) }) < 0
+}
+
+// protocolOf returns the :protocol of an extended CONNECT request: its
+// ":protocol" header, as with net/http's HTTP/2 transport, or else a
+// Proto that is not an HTTP version, as quic-go's http3 takes it.
+func protocolOf(req *http.Request) string {
+	if req.Method != http.MethodConnect {
+		return ""
+	}
+	if p := req.Header.Get(":protocol"); p != "" {
+		return p
+	}
+	if req.Proto != "" && !strings.HasPrefix(req.Proto, "HTTP/") {
+		return req.Proto
+	}
+	return ""
 }
 
 func methodOf(req *http.Request) string {

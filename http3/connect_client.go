@@ -15,7 +15,8 @@ var ErrExtendedConnectNotSupported = errors.New("http3: server does not support 
 // OpenRequestStream sends req, an extended CONNECT request (RFC 9220), and
 // returns the response header and the request stream. req.Method must be
 // http.MethodConnect and req.Header[":protocol"] the protocol to run, as
-// with net/http's HTTP/2 transport; req.URL gives :authority and :path.
+// with net/http's HTTP/2 transport (or req.Proto, as with quic-go's
+// http3); req.URL gives :authority and :path.
 // req.Body is ignored: the content goes through the RequestStream.
 //
 // The call waits for the server's SETTINGS and returns
@@ -29,7 +30,7 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 	if req.URL == nil || req.URL.Scheme != "https" || req.URL.Host == "" {
 		return nil, nil, errors.New("http3: request URL must be https with a host")
 	}
-	if req.Method != http.MethodConnect || req.Header.Get(":protocol") == "" {
+	if protocolOf(req) == "" {
 		return nil, nil, errors.New("http3: OpenRequestStream needs a CONNECT request with a :protocol header")
 	}
 	if err := checkHeader(req.Header); err != nil {
