@@ -268,9 +268,10 @@ type clientConn struct {
 	*connection
 	t *Transport
 	// Guarded by connection.mu:
-	active  int  // requests in progress
-	retired bool // no new requests: closes once active is 0
-	idleT   *time.Timer
+	active   int    // requests in progress
+	finished uint64 // requests done so far
+	retired  bool   // no new requests: closes once active is 0
+	idleT    *time.Timer
 }
 
 // requestStarted counts a request whose stream was opened.
@@ -284,9 +285,16 @@ func (cc *clientConn) requestStarted() {
 // requestDone uncounts a request, when it failed or its response body was
 // closed, and closes a connection the server sent GOAWAY on once nothing
 // is left on it.
-func (cc *clientConn) requestDone() {
+func (cc *clientConn) requestDone() { cc.requestEnd(true) }
+
+// requestEnd uncounts a request; opened tells whether it had a stream
+// (and so counts as finished for waitStream).
+func (cc *clientConn) requestEnd(opened bool) {
 	cc.mu.Lock()
 	cc.active--
+	if opened {
+		cc.finished++
+	}
 	idle := cc.active == 0 && (cc.goawayRecv || cc.retired)
 	if cc.active == 0 {
 		cc.startIdleTimer()

@@ -24,8 +24,40 @@ import (
 const maxInterimResponses = 16
 
 // streamLimitPatience is how long beyond two round trips a request waits
-// for the server to release a stream before it takes a new connection.
-const streamLimitPatience = 30 * time.Millisecond
+// for a stream, at the server's stream limit, while no request on the
+// connection finishes, before it takes a new connection.
+const streamLimitPatience = 100 * time.Millisecond
+
+// errStreamsHeld is a connection whose streams are all held by requests
+// in progress.
+var errStreamsHeld = errors.New("http3: all streams busy")
+
+// waitStream waits for the server to allow a new stream. Streams of
+// finished requests come back in MAX_STREAMS frames, possibly batched, so
+// it waits as long as requests on the connection keep finishing; if none
+// finishes for two round trips and streamLimitPatience, the requests in
+// progress hold every stream and it returns errStreamsHeld: a new
+// connection takes the request (and the next ones) while this one
+// finishes its requests and closes.
+func (cc *clientConn) waitStream(ctx context.Context) (*quic.Stream, error) {
+	for {
+		cc.mu.Lock()
+		finished := cc.finished
+		cc.mu.Unlock()
+		wait, cancel := context.WithTimeout(ctx, 2*cc.qc.Stats().SmoothedRTT+streamLimitPatience)
+		str, err := cc.qc.OpenStreamSync(wait)
+		cancel()
+		if err == nil || ctx.Err() != nil || cc.qc.Context().Err() != nil {
+			return str, err
+		}
+		cc.mu.Lock()
+		progress := cc.finished != finished
+		cc.mu.Unlock()
+		if !progress {
+			return nil, errStreamsHeld
+		}
+	}
+}
 
 // errTooEarly is a 425 (Too Early) answer to a request sent in 0-RTT.
 var errTooEarly = errors.New("http3: server answered 425 (Too Early) to a 0-RTT request")
@@ -166,34 +198,27 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 	// Counted before the stream exists, so that a retire cannot close
 	// the connection under this request.
 	cc.requestStarted()
-	done := sync.OnceFunc(cc.requestDone)
 	str, err := cc.qc.OpenStream()
 	if err != nil && cc.qc.Context().Err() == nil {
-		wait := ctx
-		if mayRetire && handshakeDone(cc.qc) {
-			// At the server's stream limit. Streams of finished requests
-			// come back within about a round trip; if none does, the
-			// requests in progress hold them and a new connection takes
-			// this one (and the next), while this one finishes its
-			// requests and closes.
-			var cancel context.CancelFunc
-			wait, cancel = context.WithTimeout(ctx, 2*cc.qc.Stats().SmoothedRTT+streamLimitPatience)
-			defer cancel()
-		}
-		str, err = cc.qc.OpenStreamSync(wait)
-		if err != nil && ctx.Err() == nil && cc.qc.Context().Err() == nil {
-			done()
-			cc.retire()
-			return nil, nil, &retryableError{err: err, unsent: true}
+		if !mayRetire || !handshakeDone(cc.qc) {
+			str, err = cc.qc.OpenStreamSync(ctx)
+		} else {
+			str, err = cc.waitStream(ctx)
+			if err == errStreamsHeld {
+				cc.requestEnd(false)
+				cc.retire()
+				return nil, nil, &retryableError{err: err, unsent: true}
+			}
 		}
 	}
 	if err != nil {
-		done()
+		cc.requestEnd(false)
 		if ctx.Err() == nil && cc.qc.Context().Err() != nil {
 			return nil, nil, &retryableError{err: err, unsent: true}
 		}
 		return nil, nil, err
 	}
+	done := sync.OnceFunc(cc.requestDone)
 	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
 	if err != nil {
 		resetStream(str, ErrCodeInternalError)

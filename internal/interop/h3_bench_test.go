@@ -7,7 +7,8 @@ package interop
 //
 //	cd internal/interop && go test -run '^$' -bench H3SmallGet -benchmem
 //
-// It reports requests per second; allocs/op is per request, client and
+// It reports requests per second and the connections the server saw
+// (1 unless the client needed more); allocs/op is per request, client and
 // server together (both run in this process). Every implementation runs
 // with its defaults.
 
@@ -111,7 +112,15 @@ func BenchmarkH3SmallGet(b *testing.B) {
 }
 
 func benchSmallGet(b *testing.B, setup h3BenchSetup, proto string, conc int) {
-	c, url, stop := setup(b, smallGetHandler())
+	var conns sync.Map // client addresses the server saw
+	var nconns atomic.Int64
+	h := smallGetHandler()
+	c, url, stop := setup(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, seen := conns.LoadOrStore(r.RemoteAddr, true); !seen {
+			nconns.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	defer stop()
 	get := func() error {
 		resp, err := c.Get(url)
@@ -164,4 +173,5 @@ func benchSmallGet(b *testing.B, setup h3BenchSetup, proto string, conc int) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(nconns.Load()), "conns")
 }
