@@ -207,7 +207,7 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 		return nil, err
 	}
 	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0))), t: t}
-	cc.ours.H3Datagram = t.EnableDatagrams
+	cc.ours.H3Datagram = t.EnableDatagrams && datagramsNegotiated(qc)
 	cc.onGoaway = cc.goawayReceived
 	if err := cc.start(); err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")

@@ -91,6 +91,20 @@ type earlyDatagram struct {
 	payload []byte
 }
 
+// datagramsNegotiated waits for the handshake and reports whether both
+// sides enabled QUIC datagrams (RFC 9221), without which
+// SETTINGS_H3_DATAGRAM is not sent: RFC 9297, Section 2.1.1 makes a peer
+// that receives it on a connection without QUIC datagrams close the
+// connection with H3_SETTINGS_ERROR.
+func datagramsNegotiated(qc *quic.Conn) bool {
+	select {
+	case <-qc.HandshakeComplete():
+	case <-qc.Context().Done():
+		return false
+	}
+	return qc.ConnectionState().SupportsDatagrams
+}
+
 // datagramsEnabled reports whether HTTP/3 datagrams may be sent: "QUIC
 // DATAGRAM frames MUST NOT be sent until the SETTINGS_H3_DATAGRAM setting
 // has been both sent and received with a value of 1" (RFC 9297, Section

@@ -142,7 +142,7 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
 	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
-	sc.ours.H3Datagram = s.EnableDatagrams
+	sc.ours.H3Datagram = s.EnableDatagrams && datagramsNegotiated(qc)
 	sc.idle = sync.NewCond(&sc.mu)
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
