@@ -425,8 +425,7 @@ func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *q
 		return nil, err
 	}
 	resp.ContentLength = cl
-	state := cc.qc.ConnectionState().TLS
-	resp.TLS = &state
+	resp.TLS = cc.tlsState()
 	bodyCL := cl
 	if req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified {
 		bodyCL = 0

@@ -3,6 +3,7 @@ package http3
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"sync"
@@ -49,7 +50,8 @@ type connection struct {
 	haveDec    bool
 	goawayRecv bool
 	goawayID   uint64
-	onGoaway   func(id uint64) // called with each GOAWAY received
+	onGoaway   func(id uint64)      // called with each GOAWAY received
+	tls        *tls.ConnectionState // shared once the handshake completed
 
 	closeOnce sync.Once
 

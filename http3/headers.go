@@ -56,16 +56,42 @@ func validValue(v string) bool {
 // pseudo holds the pseudo-header fields of a message.
 type pseudo struct {
 	method, scheme, authority, path, protocol, status string
-	has                                               map[string]bool
+	seen                                              uint8 // pseudoBit of each field present
 }
+
+// pseudoBit numbers the pseudo-header fields for pseudo.seen; 0 for
+// unknown names.
+func pseudoBit(name string) uint8 {
+	switch name {
+	case ":method":
+		return 1
+	case ":scheme":
+		return 2
+	case ":authority":
+		return 4
+	case ":path":
+		return 8
+	case ":protocol":
+		return 16
+	case ":status":
+		return 32
+	}
+	return 0
+}
+
+// has reports whether the pseudo-header field name was present.
+func (p *pseudo) has(name string) bool { return p.seen&pseudoBit(name) != 0 }
 
 // splitFields validates a field section and separates the pseudo-header
 // fields from the header. allowed lists the pseudo-header names allowed;
 // none for trailers. Any violation makes the message malformed: a stream
 // error of type H3_MESSAGE_ERROR (RFC 9114, Section 4.1.2).
 func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.Header, error) {
-	p := pseudo{has: make(map[string]bool)}
-	h := make(http.Header)
+	var p pseudo
+	h := make(http.Header, len(fields))
+	// One backing array for the values of single-valued fields, as
+	// net/textproto does.
+	vals := make([]string, len(fields))
 	regular := false
 	for _, f := range fields {
 		if strings.HasPrefix(f.Name, ":") {
@@ -83,13 +109,13 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			if !ok {
 				return p, nil, streamError(ErrCodeMessageError, "pseudo-header %s not allowed", f.Name)
 			}
-			if p.has[f.Name] {
+			if p.has(f.Name) {
 				return p, nil, streamError(ErrCodeMessageError, "duplicate pseudo-header %s", f.Name)
 			}
 			if !validValue(f.Value) {
 				return p, nil, streamError(ErrCodeMessageError, "invalid value of %s", f.Name)
 			}
-			p.has[f.Name] = true
+			p.seen |= pseudoBit(f.Name)
 			switch f.Name {
 			case ":method":
 				p.method = f.Value
@@ -123,7 +149,13 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			continue
 		}
 		k := textproto.CanonicalMIMEHeaderKey(f.Name)
-		h[k] = append(h[k], f.Value)
+		if vs := h[k]; len(vs) > 0 {
+			h[k] = append(vs, f.Value)
+		} else {
+			vals[0] = f.Value
+			h[k] = vals[:1:1]
+			vals = vals[1:]
+		}
 	}
 	return p, h, nil
 }

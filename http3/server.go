@@ -457,26 +457,26 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 	if err != nil {
 		return nil, err
 	}
-	if !p.has[":method"] || p.method == "" {
+	if !p.has(":method") || p.method == "" {
 		return nil, streamError(ErrCodeMessageError, "missing :method")
 	}
-	if p.has[":protocol"] {
+	if p.has(":protocol") {
 		// Extended CONNECT (RFC 9220, Section 3; RFC 8441, Section 4): only
 		// with CONNECT, only if we sent SETTINGS_ENABLE_CONNECT_PROTOCOL,
 		// and with :scheme, :path and :authority.
 		if p.method != http.MethodConnect || !sc.ours.EnableConnectProtocol || p.protocol == "" {
 			return nil, streamError(ErrCodeMessageError, "unexpected :protocol")
 		}
-		if !p.has[":scheme"] || p.path == "" || p.authority == "" {
+		if !p.has(":scheme") || p.path == "" || p.authority == "" {
 			return nil, streamError(ErrCodeMessageError, "extended CONNECT without :scheme, :path or :authority")
 		}
 	}
 	var u *url.URL
 	requestURI := p.path
-	if p.method == http.MethodConnect && !p.has[":protocol"] {
+	if p.method == http.MethodConnect && !p.has(":protocol") {
 		// "The :scheme and :path pseudo-header fields are omitted" and
 		// ":authority ... MUST" be present (Section 4.4).
-		if p.has[":scheme"] || p.has[":path"] || p.authority == "" {
+		if p.has(":scheme") || p.has(":path") || p.authority == "" {
 			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
 		}
 		u = &url.URL{Host: p.authority}
@@ -485,7 +485,7 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		// "All HTTP/3 requests MUST include exactly one value for the
 		// :method, :scheme, and :path pseudo-header fields, unless the
 		// request is a CONNECT request" (Section 4.3.1).
-		if !p.has[":scheme"] || !p.has[":path"] || p.path == "" {
+		if !p.has(":scheme") || !p.has(":path") || p.path == "" {
 			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
 		}
 		// "If the :scheme pseudo-header field identifies a scheme that
@@ -495,7 +495,7 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		if (p.scheme == "http" || p.scheme == "https") && p.authority == "" && h.Get("Host") == "" {
 			return nil, streamError(ErrCodeMessageError, "missing :authority and host")
 		}
-		if p.has[":authority"] && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
+		if p.has(":authority") && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
 			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
 		}
 		if p.path == "*" && p.method == http.MethodOptions {
@@ -509,7 +509,7 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		host = h.Get("Host")
 	}
 	h.Del("Host")
-	if p.has[":protocol"] {
+	if p.has(":protocol") {
 		h[":protocol"] = []string{p.protocol} // as net/http's HTTP/2 server does
 	}
 	cl, err := parseContentLength(h)
@@ -537,8 +537,7 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 			}
 		}
 	}
-	state := sc.qc.ConnectionState().TLS
-	req.TLS = &state
+	req.TLS = sc.tlsState()
 	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: cl, trailer: &req.Trailer}
 	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
 	return req.WithContext(ctx), nil

@@ -1,5 +1,7 @@
 package http3
 
+import "crypto/tls"
+
 // peerSettingsKnown returns the peer's SETTINGS and true once they
 // arrived.
 func (c *connection) peerSettingsKnown() (settings, bool) {
@@ -17,4 +19,24 @@ func (c *connection) peerSettingsKnown() (settings, bool) {
 func (c *connection) peerMaxFieldSectionSize() uint64 {
 	s, _ := c.peerSettingsKnown()
 	return s.MaxFieldSectionSize
+}
+
+// tlsState returns the connection's TLS state for Request.TLS and
+// Response.TLS. Once the handshake is complete the state no longer
+// changes and one copy is shared by all messages, as net/http's HTTP/2
+// does; before (0-RTT), each message gets a fresh copy.
+func (c *connection) tlsState() *tls.ConnectionState {
+	c.mu.Lock()
+	st := c.tls
+	c.mu.Unlock()
+	if st != nil {
+		return st
+	}
+	state := c.qc.ConnectionState().TLS
+	if handshakeDone(c.qc) {
+		c.mu.Lock()
+		c.tls = &state
+		c.mu.Unlock()
+	}
+	return &state
 }
