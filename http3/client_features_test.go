@@ -272,7 +272,19 @@ func TestZeroRTT(t *testing.T) {
 	if b != "GET ok" || cc.qc.ConnectionState().Used0RTT {
 		t.Fatalf("first connection: %q, 0-RTT %v", b, cc.qc.ConnectionState().Used0RTT)
 	}
-	time.Sleep(50 * time.Millisecond) // let the session ticket arrive
+	// Wait for the session ticket (sent after the handshake).
+	for i := 0; ; i++ {
+		tr.mu.Lock()
+		_, ok := tr.sessions.Get("localhost")
+		tr.mu.Unlock()
+		if ok {
+			break
+		}
+		if i == 500 {
+			t.Fatal("no session ticket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	tr.CloseIdleConnections()
 	waitClosed(t, cc.qc, "CloseIdleConnections")
 	b, cc2 := do("GET")

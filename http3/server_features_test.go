@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quicstack/quic/http3/qpack"
 )
 
 func TestHeadAndContentLength(t *testing.T) {
@@ -292,29 +294,39 @@ func TestFieldSectionSizeLimits(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	// The server's limit: 1 MiB by default; a request header above it gets
-	// 431.
-	req, _ := http.NewRequest("GET", e.url+"/", nil)
-	req.Header.Set("X-Huge", strings.Repeat("h", 1<<20))
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Fatalf("huge request header: status %d", resp.StatusCode)
+	// 431 (sent raw: our Transport would refuse to send it once it knows
+	// the server's SETTINGS).
+	cc := rawConn(t, e)
+	fields := []qpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "https"},
+		{Name: ":authority", Value: "localhost"}, {Name: ":path", Value: "/"}, {Name: "x-huge", Value: strings.Repeat("h", 1<<20)}}
+	if status, code := sendRaw(t, cc, fields, nil); status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("huge request header: status %d, code %v", status, code)
 	}
 	// A client advertising a 1 KiB limit: the server does not send its
 	// 5 KB header (RFC 9114, Section 4.2.2) and answers 500 instead.
 	tr := &Transport{TLSClientConfig: e.tr.TLSClientConfig, MaxResponseHeaderBytes: 1024}
 	defer tr.Close()
 	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	resp, err = c.Get(e.url + "/")
+	resp, err := c.Get(e.url + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("small response: %d", resp.StatusCode)
+	}
+	// The server has the client's SETTINGS (deterministically, for the
+	// test) before it answers.
+	e.srv.mu.Lock()
+	var scs []*serverConn
+	for sc := range e.srv.conns {
+		scs = append(scs, sc)
+	}
+	e.srv.mu.Unlock()
+	for _, sc := range scs {
+		if sc.qc.Context().Err() == nil {
+			<-sc.peerSettingsDone
+		}
 	}
 	resp, err = c.Get(e.url + "/?big=1")
 	if err != nil {
@@ -341,7 +353,7 @@ func TestFieldSectionSizeLimits(t *testing.T) {
 	if got := tr2.conns[e.addr].cc.peerMaxFieldSectionSize(); got != 2048 {
 		t.Fatalf("server's SETTINGS_MAX_FIELD_SECTION_SIZE %d", got)
 	}
-	req, _ = http.NewRequest("GET", e.url+"/", nil)
+	req, _ := http.NewRequest("GET", e.url+"/", nil)
 	req.Header.Set("X-Big", strings.Repeat("c", 4000))
 	if _, err := c2.Do(req); !errors.Is(err, errFieldSectionTooLarge) {
 		t.Fatalf("request header above the server's limit: %v", err)
