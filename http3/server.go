@@ -34,7 +34,11 @@ type Server struct {
 	// TLSConfig is the TLS configuration; "h3" is added to a copy's
 	// NextProtos if missing.
 	TLSConfig *tls.Config
-	// QUICConfig configures the QUIC connections; nil means defaults.
+	// QUICConfig configures the QUIC connections of the listeners the
+	// server makes (ListenAndServe, ListenAndServeTLS, Serve); nil means
+	// quic's defaults, except that MaxIncomingStreams, the number of
+	// concurrent requests per connection, defaults to 250 (as net/http's
+	// HTTP/2 server allows) rather than 100.
 	QUICConfig *quic.Config
 	// Addr is the UDP address ListenAndServe and ListenAndServeTLS listen
 	// on; empty means ":443".

@@ -8,17 +8,28 @@ import (
 	"github.com/quicstack/quic"
 )
 
+// defaultMaxConcurrentRequests is the QUIC bidirectional stream limit of
+// the listeners the server makes when QUICConfig leaves
+// MaxIncomingStreams zero: concurrent requests per connection, as
+// net/http's HTTP/2 server allows 250 concurrent streams. The QUIC
+// default of 100 makes clients with many requests in flight wait for
+// stream credit.
+const defaultMaxConcurrentRequests = 250
+
 // quicConfig returns the QUIC configuration for the server's listeners:
-// QUICConfig, with datagrams enabled when EnableDatagrams asks for them.
+// QUICConfig, with datagrams enabled when EnableDatagrams asks for them
+// and MaxIncomingStreams defaulting to defaultMaxConcurrentRequests.
 func (s *Server) quicConfig() *quic.Config {
-	if !s.EnableDatagrams {
-		return s.QUICConfig
-	}
 	c := &quic.Config{}
 	if s.QUICConfig != nil {
 		*c = *s.QUICConfig
 	}
-	c.EnableDatagrams = true
+	if s.EnableDatagrams {
+		c.EnableDatagrams = true
+	}
+	if c.MaxIncomingStreams == 0 {
+		c.MaxIncomingStreams = defaultMaxConcurrentRequests
+	}
 	return c
 }
 
@@ -78,7 +89,7 @@ func (s *Server) serveTransport(tr *quic.Transport, tc *tls.Config, owned net.Pa
 	qconf := s.quicConfig()
 	var l *quic.Listener
 	var err error
-	if qconf != nil && qconf.Allow0RTT {
+	if qconf.Allow0RTT {
 		l, err = tr.ListenEarly(tc, qconf)
 	} else {
 		l, err = tr.Listen(tc, qconf)

@@ -10,7 +10,8 @@ package interop
 // It reports requests per second and the connections the server saw
 // (1 unless the client needed more); allocs/op is per request, client and
 // server together (both run in this process). Every implementation runs
-// with its defaults.
+// with its defaults: our HTTP/3 server allows 250 concurrent requests per
+// connection, quic-go's 100, net/http's HTTP/2 server 250.
 
 import (
 	"context"
@@ -25,7 +26,6 @@ import (
 	"time"
 
 	qgh3 "github.com/quic-go/quic-go/http3"
-	ours "github.com/quicstack/quic"
 	oursh3 "github.com/quicstack/quic/http3"
 )
 
@@ -45,16 +45,17 @@ type h3BenchSetup func(b *testing.B, h http.Handler) (c *http.Client, url string
 
 func setupOurH3(b *testing.B, h http.Handler) (*http.Client, string, func()) {
 	ctls, stls := h3TLS(b)
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, nil)
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := &oursh3.Server{Handler: h, TLSConfig: stls}
-	go srv.ServeListener(l)
+	go srv.Serve(udp)
 	tr := &oursh3.Transport{TLSClientConfig: ctls}
-	return &http.Client{Transport: tr}, "https://" + l.Addr().String() + "/", func() {
+	return &http.Client{Transport: tr}, "https://" + udp.LocalAddr().String() + "/", func() {
 		tr.Close()
 		srv.Close()
+		udp.Close()
 	}
 }
 
