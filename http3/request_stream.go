@@ -51,7 +51,9 @@ func newRequestStream(c *connection, str *quic.Stream, b *body, dgq *datagramQue
 // to the handler, which then owns it: the stream stays open after the
 // handler returns, until the handler's code closes it. Writes through the
 // ResponseWriter fail with http.ErrHijacked afterwards, and the request
-// Body must not be read any more.
+// Body must not be read any more. Like hijacked connections in net/http,
+// such streams are not waited for by Server.Shutdown beyond a few
+// seconds, and Server.Close ends them with their connection.
 //
 //	func(w http.ResponseWriter, r *http.Request) {
 //		if r.Method != http.MethodConnect || r.Header.Get(":protocol") != "my-proto" {

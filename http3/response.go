@@ -313,7 +313,11 @@ func (w *responseWriter) finish() {
 	if !w.wroteHeader {
 		w.setStatus(http.StatusOK)
 	}
-	if !w.committed && w.clen < 0 && w.status >= 200 && w.status != http.StatusNoContent && w.status != http.StatusNotModified {
+	// "A server MUST NOT send any Transfer-Encoding or Content-Length
+	// header fields in a 2xx (Successful) response to CONNECT" (RFC 9110,
+	// Section 9.3.6).
+	connect2xx := w.req.Method == http.MethodConnect && w.status/100 == 2
+	if !w.committed && w.clen < 0 && w.status >= 200 && w.status != http.StatusNoContent && w.status != http.StatusNotModified && !connect2xx {
 		if w.req.Method != http.MethodHead || w.written > 0 {
 			w.header.Set("Content-Length", strconv.FormatInt(w.written, 10))
 		}
