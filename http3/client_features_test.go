@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -237,12 +238,19 @@ func TestZeroRTT(t *testing.T) {
 	defer pc.Close()
 	var mu sync.Mutex
 	var methods []string
+	tooEarly := true
 	srv := &Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
-			methods = append(methods, r.Method)
+			methods = append(methods, r.Method+" "+r.URL.Path)
+			refuse := r.URL.Path == "/too-early" && tooEarly
+			tooEarly = tooEarly && !refuse
 			mu.Unlock()
 			io.Copy(io.Discard, r.Body)
+			if refuse {
+				w.WriteHeader(http.StatusTooEarly)
+				return
+			}
 			io.WriteString(w, r.Method+" ok")
 		}),
 		TLSConfig:  &tls.Config{Certificates: []tls.Certificate{cert}},
@@ -253,10 +261,10 @@ func TestZeroRTT(t *testing.T) {
 	tr := &Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}, Allow0RTT: true}
 	defer tr.Close()
 	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	url := "https://" + pc.LocalAddr().String() + "/"
-	do := func(method string) (string, *clientConn) {
+	url := "https://" + pc.LocalAddr().String()
+	do := func(method string, path ...string) (string, *clientConn) {
 		t.Helper()
-		req, _ := http.NewRequest(method, url, bytes.NewReader([]byte("x")))
+		req, _ := http.NewRequest(method, url+strings.Join(path, ""), bytes.NewReader([]byte("x")))
 		resp, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -296,13 +304,21 @@ func TestZeroRTT(t *testing.T) {
 	// server answers it (no 425).
 	tr.CloseIdleConnections()
 	waitClosed(t, cc2.qc, "CloseIdleConnections")
-	if b, _ := do("POST"); b != "POST ok" {
+	b, cc3 := do("POST")
+	if b != "POST ok" {
 		t.Fatalf("POST: %q", b)
+	}
+	// A 425 (Too Early) answer to a request sent in 0-RTT: the Transport
+	// sends it again after the handshake (RFC 8470, Section 5.2).
+	tr.CloseIdleConnections()
+	waitClosed(t, cc3.qc, "CloseIdleConnections")
+	if b, _ := do("GET", "/too-early"); b != "GET ok" {
+		t.Fatalf("after 425: %q", b)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if fmt.Sprint(methods) != "[GET GET POST]" {
-		t.Fatalf("server saw %v", methods)
+	if got := fmt.Sprint(methods); got != "[GET / GET / POST / GET /too-early GET /too-early]" {
+		t.Fatalf("server saw %v", got)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3/qpack"
 )
 
@@ -401,5 +402,37 @@ func TestExpectContinue(t *testing.T) {
 		if resp.StatusCode != tc.status || got != tc.cont {
 			t.Errorf("%s: status %d, 100 Continue %v", tc.path, resp.StatusCode, got)
 		}
+	}
+}
+
+func TestHandlerContentLength(t *testing.T) {
+	writeErr := make(chan error, 1)
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		switch r.URL.Path {
+		case "/more":
+			_, err := io.WriteString(w, "toolong")
+			writeErr <- err
+		case "/less":
+			io.WriteString(w, "abc")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	// Writing past the declared length fails; a response shorter than
+	// its Content-Length is reset (H3_INTERNAL_ERROR) rather than sent
+	// malformed (RFC 9114, Section 4.1.2).
+	for _, path := range []string{"/more", "/less"} {
+		resp, err := e.client.Get(e.url + path)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		var se *quic.StreamError
+		if !errors.As(err, &se) || ErrCode(se.Code) != ErrCodeInternalError {
+			t.Errorf("%s: client got %v, want a reset with H3_INTERNAL_ERROR", path, err)
+		}
+	}
+	if err := <-writeErr; err != http.ErrContentLength {
+		t.Fatalf("writing past Content-Length: %v", err)
 	}
 }
