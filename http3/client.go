@@ -49,6 +49,12 @@ type Transport struct {
 	// after the handshake. The Transport then dials from one UDP socket of
 	// its own.
 	Allow0RTT bool
+	// ExpectContinueTimeout, if positive, is how long a request with
+	// "Expect: 100-continue" and a body waits for the server's 100
+	// (Continue) before sending the body anyway; a final response that
+	// comes first means the body is not sent. Zero sends the body at once,
+	// as net/http does.
+	ExpectContinueTimeout time.Duration
 	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297) and
 	// enables QUIC datagrams, so that the request streams of
 	// OpenRequestStream can carry HTTP datagrams.

@@ -253,12 +253,16 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 	}
 	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
 	stop := func() bool { done(); return cancel() }
+	var gate *continueGate
 	if req.Body != nil && req.Body != http.NoBody {
-		go cc.writeBody(str, req)
+		if cc.t != nil && cc.t.ExpectContinueTimeout > 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+			gate = &continueGate{ch: make(chan bool, 1), timeout: cc.t.ExpectContinueTimeout}
+		}
+		go cc.writeBody(str, req, gate)
 	} else {
 		str.CloseWrite()
 	}
-	resp, err := cc.readResponse(ctx, req, str)
+	resp, err := cc.readResponse(ctx, req, str, gate)
 	if err != nil {
 		stop()
 		return nil, err
@@ -286,7 +290,8 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 
 // readResponse reads the interim responses, reporting them to the
 // request's httptrace.ClientTrace, and returns the final one.
-func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream) (*http.Response, error) {
+func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream, gate *continueGate) (*http.Response, error) {
+	defer gate.open(false) // a final response or an error: no body if not sent yet
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(str)
 	pooled := true
@@ -323,8 +328,11 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if interim >= maxInterimResponses {
 			return nil, cc.requestError(ctx, str, streamError(ErrCodeExcessiveLoad, "more than %d interim responses", maxInterimResponses))
 		}
-		if trace != nil && trace.Got100Continue != nil && resp.StatusCode == http.StatusContinue {
-			trace.Got100Continue()
+		if resp.StatusCode == http.StatusContinue {
+			gate.open(true)
+			if trace != nil && trace.Got100Continue != nil {
+				trace.Got100Continue()
+			}
 		}
 		if trace != nil && trace.Got1xxResponse != nil {
 			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
@@ -364,9 +372,50 @@ func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err er
 	return err
 }
 
+// continueGate holds back the body of an "Expect: 100-continue" request
+// (RFC 9110, Section 10.1.1) until the server's 100 (Continue), a timeout,
+// or a final response, after which the body is not sent.
+type continueGate struct {
+	ch      chan bool // receives true to send the body, false not to
+	timeout time.Duration
+}
+
+// open resolves the gate, once; a nil gate ignores it.
+func (g *continueGate) open(send bool) {
+	if g == nil {
+		return
+	}
+	select {
+	case g.ch <- send:
+	default:
+	}
+}
+
+// wait reports whether to send the body.
+func (g *continueGate) wait(str *quic.Stream) bool {
+	t := time.NewTimer(g.timeout)
+	defer t.Stop()
+	select {
+	case send := <-g.ch:
+		return send
+	case <-t.C:
+		return true
+	case <-str.Context().Done():
+		return false
+	}
+}
+
 // writeBody sends the request content as DATA frames and ends the stream.
-func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request) {
+func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request, gate *continueGate) {
 	defer req.Body.Close()
+	if gate != nil && !gate.wait(str) {
+		// The server answered without asking for the content: "the client
+		// ... ought to not send the content" (RFC 9110, Section 10.1.1).
+		// A FIN would make a request with a Content-Length malformed, so
+		// the request side is reset.
+		str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		return
+	}
 	buf := make([]byte, 32<<10)
 	var hdr [16]byte
 	for {

@@ -69,7 +69,7 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 	}
 	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
 	context.AfterFunc(str.Context(), func() { done(); cancel() })
-	resp, err := cc.readResponse(ctx, req, str)
+	resp, err := cc.readResponse(ctx, req, str, nil)
 	if err != nil {
 		resetStream(str, ErrCodeRequestCancelled)
 		return nil, nil, err

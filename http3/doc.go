@@ -30,7 +30,8 @@
 // It keeps one connection per authority for concurrent requests, takes a
 // new one after GOAWAY or when the server's stream limit stays reached,
 // cancels requests with their context (H3_REQUEST_CANCELLED), reports
-// interim responses to httptrace.ClientTrace.Got1xxResponse, decompresses
+// interim responses to httptrace.ClientTrace.Got1xxResponse (and can hold
+// an Expect: 100-continue body back, ExpectContinueTimeout), decompresses
 // gzip transparently unless DisableCompression, and can send GET and HEAD
 // requests in 0-RTT on resumed connections (Allow0RTT).
 //

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -384,25 +385,45 @@ func TestExpectContinue(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusForbidden) // refuses without reading
 	}))
-	for _, tc := range []struct {
-		path   string
-		cont   bool
-		status int
-	}{{"/read", true, 200}, {"/refuse", false, 403}} {
-		got := false
-		trace := &httptrace.ClientTrace{Got100Continue: func() { got = true }}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", e.url+tc.path, strings.NewReader("payload"))
-		req.Header.Set("Expect", "100-continue")
-		resp, err := e.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.status || got != tc.cont {
-			t.Errorf("%s: status %d, 100 Continue %v", tc.path, resp.StatusCode, got)
+	for _, timeout := range []time.Duration{0, 10 * time.Second} {
+		// With ExpectContinueTimeout the client holds the body back until
+		// the 100, and does not send it at all after a final response.
+		e.tr.ExpectContinueTimeout = timeout
+		for _, tc := range []struct {
+			path   string
+			cont   bool
+			status int
+		}{{"/read", true, 200}, {"/refuse", false, 403}} {
+			got := false
+			trace := &httptrace.ClientTrace{Got100Continue: func() { got = true }}
+			body := &readTracker{r: strings.NewReader("payload")}
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", e.url+tc.path, body)
+			req.Header.Set("Expect", "100-continue")
+			resp, err := e.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || got != tc.cont || tc.cont && string(b) != "payload" {
+				t.Errorf("timeout %v, %s: status %d %q, 100 Continue %v", timeout, tc.path, resp.StatusCode, b, got)
+			}
+			if timeout > 0 && !tc.cont && body.read.Load() {
+				t.Errorf("timeout %v, %s: body read after a final response", timeout, tc.path)
+			}
 		}
 	}
+}
+
+// readTracker records whether its reader was read.
+type readTracker struct {
+	r    io.Reader
+	read atomic.Bool
+}
+
+func (r *readTracker) Read(p []byte) (int, error) {
+	r.read.Store(true)
+	return r.r.Read(p)
 }
 
 func TestHandlerContentLength(t *testing.T) {
