@@ -62,6 +62,8 @@ type Server struct {
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
 
+	workers workerPool // runs the handlers
+
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
 	conns     map[*serverConn]struct{}
@@ -192,6 +194,7 @@ func (s *Server) Close() error {
 		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 	}
 	s.runCleanups()
+	s.workers.stop()
 	return nil
 }
 
@@ -246,6 +249,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		s.workers.stop()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -290,23 +294,20 @@ func (sc *serverConn) serve() {
 		sc.lastID, sc.accepted = str.StreamID(), true
 		sc.stopIdleTimer()
 		sc.mu.Unlock()
-		go func() {
-			sc.handleRequest(str)
-			// Keep counting the stream until its data is acknowledged,
-			// so that a graceful close does not cut the response.
-			select {
-			case <-str.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
-			sc.mu.Lock()
-			sc.active--
-			sc.idle.Broadcast()
-			if sc.active == 0 {
-				sc.startIdleTimer()
-			}
-			sc.mu.Unlock()
-		}()
+		sc.srv.workers.run(job{sc, str})
 	}
+}
+
+// requestDone uncounts a request whose stream is finished (or that had
+// five seconds since its handler returned for that).
+func (sc *serverConn) requestDone() {
+	sc.mu.Lock()
+	sc.active--
+	sc.idle.Broadcast()
+	if sc.active == 0 {
+		sc.startIdleTimer()
+	}
+	sc.mu.Unlock()
 }
 
 // shutdown sends GOAWAY with the first stream ID not accepted, waits for
