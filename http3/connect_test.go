@@ -48,9 +48,11 @@ func echoProtoHandler(t *testing.T) http.Handler {
 				if err == io.EOF {
 					return
 				}
-				if err != nil {
+				if err == ErrCapsuleTruncated || err == ErrCapsuleTooLarge {
 					t.Errorf("server ReadCapsule: %v", err)
-					return
+				}
+				if err != nil {
+					return // also when the test ends and closes the server
 				}
 				if err := str.WriteCapsule(c.Type, append([]byte("echo:"), c.Value...)); err != nil {
 					return
@@ -221,5 +223,50 @@ func TestRequestStreamCancel(t *testing.T) {
 	}
 	if _, err := str.Write([]byte("more")); err == nil {
 		t.Fatalf("write after cancel: %v", err)
+	}
+}
+
+// TestDatagramBeforeRequest sends an HTTP/3 datagram ahead of the request
+// that it belongs to: the server keeps it until the stream shows up (RFC
+// 9297, Section 2.1: "buffer it temporarily").
+func TestDatagramBeforeRequest(t *testing.T) {
+	e := newTestEnvWith(t, echoProtoHandler(t), func(s *Server) {
+		s.EnableExtendedConnect = true
+		s.EnableDatagrams = true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	qc, err := quic.DialAddr(ctx, e.addr, &tls.Config{RootCAs: e.pool, ServerName: "localhost", NextProtos: []string{"h3"}}, &quic.Config{EnableDatagrams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qc.CloseWithError(0, "")
+	cc := &clientConn{connection: newConnection(qc, false, 0)}
+	cc.ours.H3Datagram = true
+	if err := cc.start(); err != nil {
+		t.Fatal(err)
+	}
+	<-cc.peerSettingsDone
+	str, err := qc.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := cc.registerDatagrams(str)
+	if err := cc.sendDatagram(str.StreamID(), []byte("early")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // let it arrive before the request
+	fields := []qpack.HeaderField{{Name: ":method", Value: "CONNECT"}, {Name: ":protocol", Value: "echo-proto"},
+		{Name: ":scheme", Value: "https"}, {Name: ":authority", Value: "localhost"}, {Name: ":path", Value: "/tunnel"}}
+	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := str.Write(hdr); err != nil {
+		t.Fatal(err)
+	}
+	p, err := q.pop(ctx, str.Context().Done())
+	if err != nil || string(p) != "dg:early" {
+		t.Fatalf("echo of the early datagram: %q %v", p, err)
 	}
 }
