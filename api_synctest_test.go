@@ -503,7 +503,7 @@ func TestSynctestHandshakeStateStats(t *testing.T) {
 			conn *Conn
 		}{{"client", client}, {"server", server}} {
 			cs := c.conn.ConnectionState()
-			if !cs.TLS.HandshakeComplete || cs.TLS.NegotiatedProtocol != "test" || cs.Version.String() != "v1" {
+			if !cs.TLS.HandshakeComplete || cs.TLS.NegotiatedProtocol != "test" || cs.Version.String() != "v2" { // default Versions: upgraded from v1
 				t.Errorf("%s state: complete %v, ALPN %q, version %v", c.name, cs.TLS.HandshakeComplete, cs.TLS.NegotiatedProtocol, cs.Version)
 			}
 			if cs.Used0RTT || cs.SupportsDatagrams {

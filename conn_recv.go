@@ -311,6 +311,7 @@ func (c *connState) handleRetry(now time.Time, pkt []byte) {
 	c.retryToken = append([]byte(nil), r.Token...)
 	// New Initial keys from the Retry's Source Connection ID; everything
 	// sent in Initial packets is sent again (RFC 9002, Section 6.3).
+	c.initialKeyConnID = r.SrcConnID // also for keys of a negotiated version
 	seal, open := handshake.NewInitialKeys(c.version, r.SrcConnID.Bytes(), true)
 	sp := &c.spaces[ackhandler.SpaceInitial]
 	sp.seal, sp.open = seal, open

@@ -195,7 +195,7 @@ func TestUDPNewTokenSkipsRetry(t *testing.T) {
 		t.Fatal("first connection was not retried")
 	}
 	// Wait for the NEW_TOKEN frame.
-	key := tokenStoreKey(ctls.ServerName, l.Addr()) + "|" + wire.Version1.String()
+	key := tokenStoreKey(ctls.ServerName, l.Addr()) + "|" + c1.ConnectionState().Version.String()
 	var tok []byte
 	for tok == nil && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)

@@ -9,8 +9,6 @@ import (
 	"net"
 	"testing"
 	"time"
-
-	"github.com/quicstack/quic/wire"
 )
 
 // fleetServer is one server of a fleet: its own socket and Transport, the
@@ -133,7 +131,7 @@ func TestUDPFleetSharedKeys(t *testing.T) {
 		t.Fatal("server A did not validate the first connection with a Retry")
 	}
 	// Wait for the ticket and the NEW_TOKEN token of server A.
-	key := tokenStoreKey(ctls.ServerName, a.l.Addr()) + "|" + wire.Version1.String()
+	key := tokenStoreKey(ctls.ServerName, a.l.Addr()) + "|" + c1.ConnectionState().Version.String()
 	var tok []byte
 	for (tok == nil || cache.stored() == 0) && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)

@@ -64,7 +64,7 @@ func TestUDPLoopbackTransfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := c.ConnectionState(); st.TLS.NegotiatedProtocol != "test" || st.Version.String() != "v1" {
+	if st := c.ConnectionState(); st.TLS.NegotiatedProtocol != "test" || st.Version.String() != "v2" { // default Versions: start in v1, upgraded to v2
 		t.Fatalf("connection state %+v", st)
 	}
 	s, err := c.OpenStream()

@@ -10,10 +10,10 @@ import (
 )
 
 // Compatible version negotiation through real sockets: a client starting
-// in version 1 and offering 2 is upgraded by a server preferring 2. Its
-// session ticket then belongs to version 2 (RFC 9369, Section 5): a later
-// connection starting in version 1 does not use it, one starting in
-// version 2 resumes with it.
+// in version 1 and offering 2 is upgraded by a server listing 2. Its
+// session ticket then belongs to version 2 (RFC 9369, Section 5): the
+// client's next connection to the server starts in version 2, to resume
+// it, and one that offers only version 1 does not use it.
 func TestVersionUpgradeOverUDP(t *testing.T) {
 	ctls, stls, cache := resumeTLS(t)
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -52,10 +52,10 @@ func TestVersionUpgradeOverUDP(t *testing.T) {
 	if st := dial(v1First); st.Version != wire.Version2 || st.TLS.DidResume {
 		t.Fatalf("first connection: version %v, resumed %v", st.Version, st.TLS.DidResume)
 	}
-	if st := dial(v1First); st.Version != wire.Version2 || st.TLS.DidResume {
-		t.Errorf("second connection, starting in version 1: version %v, resumed %v with a version 2 ticket", st.Version, st.TLS.DidResume)
+	if st := dial([]wire.Version{wire.Version1}); st.Version != wire.Version1 || st.TLS.DidResume {
+		t.Errorf("connection offering only version 1: version %v, resumed %v with a version 2 ticket", st.Version, st.TLS.DidResume)
 	}
-	if st := dial(v2First); st.Version != wire.Version2 || !st.TLS.DidResume {
-		t.Errorf("third connection, starting in version 2: version %v, resumed %v", st.Version, st.TLS.DidResume)
+	if st := dial(v1First); st.Version != wire.Version2 || !st.TLS.DidResume {
+		t.Errorf("next connection with versions 1 and 2: version %v, resumed %v", st.Version, st.TLS.DidResume)
 	}
 }

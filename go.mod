@@ -2,6 +2,12 @@ module github.com/quicstack/quic
 
 go 1.26.0
 
-require golang.org/x/crypto v0.58.0
+require (
+	golang.org/x/crypto v0.58.0
+	golang.org/x/net v0.62.0
+)
 
-require golang.org/x/sys v0.49.0
+require (
+	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.43.0 // indirect
+)

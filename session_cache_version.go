@@ -34,3 +34,28 @@ func (v *versionedSessionCache) Put(key string, cs *tls.ClientSessionState) {
 	}
 	v.inner.Put(key+"|"+ver.String(), cs)
 }
+
+// firstVersionFor returns the version a client starts a connection in:
+// the first of versions, unless the session cache holds no session of
+// that version for the server but one of another of versions (a server
+// upgraded the last connection, RFC 9368): then that version, so that
+// the session can be resumed, with 0-RTT if it allows, since a session
+// must not be used to start a connection in another version (RFC 9369,
+// Section 5). crypto/tls names a QUIC client's sessions by
+// tls.Config.ServerName. fromSession reports whether a session decided.
+func firstVersionFor(tc *tls.Config, versions []wire.Version) (v wire.Version, fromSession bool) {
+	first := versions[0]
+	cache := tc.ClientSessionCache
+	if cache == nil || !first.IsSupported() {
+		return first, false
+	}
+	if _, ok := cache.Get(tc.ServerName + "|" + first.String()); ok {
+		return first, true
+	}
+	for _, v := range versions[1:] {
+		if _, ok := cache.Get(tc.ServerName + "|" + v.String()); ok && v.IsSupported() {
+			return v, true
+		}
+	}
+	return first, false
+}

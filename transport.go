@@ -325,20 +325,34 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	var dcidBytes [8]byte
 	rand.Read(dcidBytes[:])
 	dcid := wire.NewConnectionID(dcidBytes[:])
+	first, fromSession := firstVersionFor(tc, cfg.Versions)
 	tokenKey := tokenStoreKey(tc.ServerName, addr)
 	if token == nil && cfg.TokenStore != nil {
-		token = cfg.TokenStore.Get(tokenKey + "|" + cfg.Versions[0].String())
+		token = cfg.TokenStore.Get(tokenKey + "|" + first.String())
+		for _, v := range cfg.Versions[1:] {
+			// Without a session to decide, a token of another version
+			// (the server upgraded the connection that got it) makes
+			// the connection start in that version.
+			if token != nil || fromSession {
+				break
+			}
+			if v.IsSupported() && v != first {
+				if token = cfg.TokenStore.Get(tokenKey + "|" + v.String()); token != nil {
+					first = v
+				}
+			}
+		}
 	}
 	var vcache *versionedSessionCache
 	if tc.ClientSessionCache != nil {
-		vcache = &versionedSessionCache{inner: tc.ClientSessionCache, first: cfg.Versions[0]}
+		vcache = &versionedSessionCache{inner: tc.ClientSessionCache, first: first}
 		tc.ClientSessionCache = vcache
 	}
 	c := newConn(t, addr, cfg)
 	tr := cfg.newTracer(c, true, dcid)
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
-		peerConnID: dcid, origDstConnID: dcid, version: cfg.Versions[0], statelessReset: t.resetter,
+		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.resetter,
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 		tracer: tr, ecn: t.sock.ecn(),
 	})

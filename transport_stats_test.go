@@ -85,7 +85,7 @@ func TestUDPTransportStats(t *testing.T) {
 		last = c
 	}
 	cs := last.Stats()
-	if !cs.HandshakeComplete || !cs.Used0RTT || !cs.Resumed || cs.Version != wire.Version1 || cs.CipherSuite == 0 ||
+	if !cs.HandshakeComplete || !cs.Used0RTT || !cs.Resumed || cs.Version != wire.Version2 || cs.CipherSuite == 0 ||
 		cs.ALPN != "test" || cs.HandshakeDuration <= 0 || cs.PacketsSent == 0 || cs.BytesReceived == 0 {
 		t.Errorf("client connection stats %+v", cs)
 	}

@@ -61,6 +61,9 @@ type body struct {
 	contentLength int64  // -1 if unknown
 	n             int64
 	trailer       *http.Header
+	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
+	pooledBR      bool    // br came from readerPool and goes back when done
+	onFirstRead   func()  // the server's 100 Continue; run by the first Read
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -77,6 +80,10 @@ var errBodyClosed = errors.New("http3: read on closed body")
 func (b *body) Read(p []byte) (int, error) {
 	b.rmu.Lock()
 	defer b.rmu.Unlock()
+	if fn := b.onFirstRead; fn != nil {
+		b.onFirstRead = nil
+		fn()
+	}
 	b.mu.Lock()
 	err := b.err
 	b.mu.Unlock()
@@ -87,6 +94,11 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := b.read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil && !b.c.isServer {
+		// The request was cancelled: report that rather than the reset
+		// it caused, as net/http does.
+		err = b.ctx.Err()
+	}
 	if err != nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -106,8 +118,18 @@ func (b *body) Read(p []byte) (int, error) {
 			b.eofCheck = true
 		}
 		b.err = err
+		b.putReader() // no Read touches br after a sticky error
 	}
 	return n, err
+}
+
+// putReader returns a pooled br to the pool. b.rmu held.
+func (b *body) putReader() {
+	if b.pooledBR && b.br != nil {
+		b.br.Reset(nil)
+		readerPool.Put(b.br)
+		b.br = nil
+	}
 }
 
 func (b *body) read(p []byte) (int, error) {
@@ -207,10 +229,18 @@ func (b *body) Close() error {
 		if b.c.isServer {
 			code = ErrCodeNoError
 		}
+		if b.closeCode != 0 {
+			code = b.closeCode
+		}
 		b.str.CancelRead(quic.StreamErrorCode(code))
 	}
 	if fn != nil {
 		fn()
+	}
+	if b.pooledBR && b.rmu.TryLock() {
+		// No Read in progress, and any later one stops at b.err.
+		b.putReader()
+		b.rmu.Unlock()
 	}
 	return nil
 }

@@ -1,20 +1,17 @@
 package http3
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quicstack/quic"
-	"github.com/quicstack/quic/http3/qpack"
 )
 
 // A Transport is an http.RoundTripper for HTTP/3 ("https" URLs). It keeps
@@ -28,12 +25,47 @@ type Transport struct {
 	// QUICConfig configures the QUIC connections; nil means defaults.
 	QUICConfig *quic.Config
 	// MaxResponseHeaderBytes is the SETTINGS_MAX_FIELD_SECTION_SIZE the
-	// client advertises and enforces; zero means 1 MiB.
+	// client advertises and enforces (RFC 9114, Section 4.2.2): a larger
+	// response header fails the request. Zero means 1 MiB.
 	MaxResponseHeaderBytes int64
+	// DisableCompression, if true, stops the Transport from asking for
+	// gzip. Otherwise, as in net/http, a request without Accept-Encoding
+	// (and without Range, and not HEAD) is sent with "Accept-Encoding:
+	// gzip" and a gzip response is decompressed transparently: its
+	// Content-Encoding and Content-Length are removed and
+	// Response.Uncompressed is set.
+	DisableCompression bool
+	// IdleConnTimeout closes a connection that has had no request in
+	// progress for this long. Zero means no limit beyond the QUIC idle
+	// timeout (quic.Config.MaxIdleTimeout).
+	IdleConnTimeout time.Duration
+	// Allow0RTT lets GET and HEAD requests go out in 0-RTT packets, one
+	// round trip earlier, on connections that resume an earlier session
+	// with a server that allows 0-RTT (RFC 9001, Section 4.6; RFC 9114,
+	// Section 3.3). Other methods wait for the handshake, since 0-RTT data
+	// can be replayed. Sessions are kept in TLSClientConfig's
+	// ClientSessionCache, or in a cache of the Transport's own if that is
+	// nil. A request the server answers with 425 (Too Early) is sent again
+	// after the handshake. The Transport then dials from one UDP socket of
+	// its own.
+	Allow0RTT bool
+	// ExpectContinueTimeout, if positive, is how long a request with
+	// "Expect: 100-continue" and a body waits for the server's 100
+	// (Continue) before sending the body anyway; a final response that
+	// comes first means the body is not sent. Zero sends the body at once,
+	// as net/http does.
+	ExpectContinueTimeout time.Duration
+	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297) and
+	// enables QUIC datagrams, so that the request streams of
+	// OpenRequestStream can carry HTTP datagrams.
+	EnableDatagrams bool
 
-	mu     sync.Mutex
-	conns  map[string]*dialCall
-	closed bool
+	mu       sync.Mutex
+	conns    map[string]*dialCall
+	all      map[*clientConn]struct{} // every open connection
+	closed   bool
+	qtr      *quic.Transport // the socket of 0-RTT dials
+	sessions tls.ClientSessionCache
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -50,29 +82,31 @@ type dialCall struct {
 var ErrTransportClosed = errors.New("http3: transport closed")
 
 // RoundTrip sends req over HTTP/3 and returns the response, whose Body
-// streams the response content.
+// streams the response content. Cancelling the request's context resets
+// the request stream with H3_REQUEST_CANCELLED.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || req.URL.Scheme != "https" || req.URL.Host == "" {
 		closeBody(req)
 		return nil, errors.New("http3: request URL must be https with a host")
 	}
-	authority := req.URL.Host
-	if _, port, err := net.SplitHostPort(authority); err != nil || port == "" {
-		authority = net.JoinHostPort(strings.Trim(req.URL.Hostname(), "[]"), "443")
+	if err := checkHeader(req.Header); err != nil {
+		closeBody(req)
+		return nil, err
 	}
+	authority := authorityOf(req)
 	for attempt := 0; ; attempt++ {
 		cc, err := t.getConn(req.Context(), authority, req.URL.Hostname())
 		if err != nil {
 			closeBody(req)
 			return nil, err
 		}
-		resp, err := cc.roundTrip(req)
+		resp, err := cc.roundTrip(req, attempt < 3)
 		// A request the server rejected or that the GOAWAY excluded was
 		// not processed and can be retried on a new connection (RFC 9114,
 		// Section 5.2), if its body can be replayed.
 		var retry *retryableError
-		if errors.As(err, &retry) && attempt < 3 && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
-			if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+		if errors.As(err, &retry) && attempt < 3 && (retry.unsent || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
+			if !retry.unsent && req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 				body, gerr := req.GetBody()
 				if gerr != nil {
 					return nil, err
@@ -87,6 +121,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
+}
+
+// authorityOf returns the host:port a request goes to.
+func authorityOf(req *http.Request) string {
+	authority := req.URL.Host
+	if _, port, err := net.SplitHostPort(authority); err != nil || port == "" {
+		authority = net.JoinHostPort(strings.Trim(req.URL.Hostname(), "[]"), "443")
+	}
+	return authority
 }
 
 func closeBody(req *http.Request) {
@@ -117,6 +160,9 @@ func (t *Transport) getConn(ctx context.Context, authority, host string) (*clien
 			}
 			if call.err == nil && call.cc.usable() {
 				return call.cc, nil
+			}
+			if call.err == nil {
+				call.cc.retire()
 			}
 			t.mu.Lock()
 			if t.conns[authority] == call {
@@ -156,17 +202,42 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 	if tc.ServerName == "" {
 		tc.ServerName = host
 	}
-	qc, err := quic.DialAddr(ctx, authority, tc, t.QUICConfig)
+	var qc *quic.Conn
+	var err error
+	if t.Allow0RTT {
+		qc, err = t.dialEarly(ctx, authority, tc)
+	} else {
+		qc, err = quic.DialAddr(ctx, authority, tc, t.quicConfig())
+	}
 	if err != nil {
 		return nil, err
 	}
-	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0)))}
+	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0))), t: t}
+	cc.ours.H3Datagram = t.EnableDatagrams && datagramsNegotiated(qc)
 	cc.onGoaway = cc.goawayReceived
 	if err := cc.start(); err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
 		return nil, err
 	}
+	t.mu.Lock()
+	if t.all == nil {
+		t.all = make(map[*clientConn]struct{})
+	}
+	t.all[cc] = struct{}{}
+	t.mu.Unlock()
+	go func() {
+		<-qc.Context().Done()
+		t.mu.Lock()
+		delete(t.all, cc)
+		t.mu.Unlock()
+		cc.mu.Lock()
+		cc.stopIdleTimer()
+		cc.mu.Unlock()
+	}()
 	go cc.refuseBidiStreams()
+	cc.mu.Lock()
+	cc.startIdleTimer()
+	cc.mu.Unlock()
 	return cc, nil
 }
 
@@ -180,9 +251,20 @@ func (t *Transport) Close() error {
 	t.mu.Unlock()
 	for _, call := range calls {
 		<-call.done
-		if call.cc != nil {
-			call.cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
-		}
+	}
+	t.mu.Lock()
+	all := make([]*clientConn, 0, len(t.all))
+	for cc := range t.all {
+		all = append(all, cc)
+	}
+	qtr := t.qtr
+	t.mu.Unlock()
+	for _, cc := range all {
+		cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
+	}
+	if qtr != nil {
+		qtr.Close()
+		qtr.Conn.Close() // the Transport's own socket
 	}
 	return nil
 }
@@ -190,23 +272,39 @@ func (t *Transport) Close() error {
 // clientConn is the client side of one HTTP/3 connection.
 type clientConn struct {
 	*connection
-	active int // requests in progress; guarded by connection.mu
+	t *Transport
+	// Guarded by connection.mu:
+	active   int    // requests in progress
+	finished uint64 // requests done so far
+	retired  bool   // no new requests: closes once active is 0
+	idleT    *time.Timer
 }
 
 // requestStarted counts a request whose stream was opened.
 func (cc *clientConn) requestStarted() {
 	cc.mu.Lock()
 	cc.active++
+	cc.stopIdleTimer()
 	cc.mu.Unlock()
 }
 
 // requestDone uncounts a request, when it failed or its response body was
 // closed, and closes a connection the server sent GOAWAY on once nothing
 // is left on it.
-func (cc *clientConn) requestDone() {
+func (cc *clientConn) requestDone() { cc.requestEnd(true) }
+
+// requestEnd uncounts a request; opened tells whether it had a stream
+// (and so counts as finished for waitStream).
+func (cc *clientConn) requestEnd(opened bool) {
 	cc.mu.Lock()
 	cc.active--
-	idle := cc.active == 0 && cc.goawayRecv
+	if opened {
+		cc.finished++
+	}
+	idle := cc.active == 0 && (cc.goawayRecv || cc.retired)
+	if cc.active == 0 {
+		cc.startIdleTimer()
+	}
 	cc.mu.Unlock()
 	if idle {
 		cc.closeAfterGoaway()
@@ -239,7 +337,7 @@ func (cc *clientConn) usable() bool {
 	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return !cc.goawayRecv
+	return !cc.goawayRecv && !cc.retired
 }
 
 // refuseBidiStreams closes the connection if the server opens a
@@ -252,210 +350,26 @@ func (cc *clientConn) refuseBidiStreams() {
 	}
 }
 
-// retryableError marks a request the server did not process.
-type retryableError struct{ err error }
+// retryableError marks a request the server did not process; unsent
+// means nothing of it was sent, so even its body can be used again.
+type retryableError struct {
+	err    error
+	unsent bool
+}
 
 func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }
 
-// requestFields returns the field section of req (RFC 9114, Section
-// 4.3.1).
-func requestFields(req *http.Request) []qpack.HeaderField {
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
+// quicConfig returns QUICConfig, with datagrams enabled if
+// EnableDatagrams asks for them.
+func (t *Transport) quicConfig() *quic.Config {
+	if !t.EnableDatagrams {
+		return t.QUICConfig
 	}
-	fields := []qpack.HeaderField{{Name: ":method", Value: methodOf(req)}}
-	if req.Method == http.MethodConnect {
-		fields = append(fields, qpack.HeaderField{Name: ":authority", Value: host})
-	} else {
-		fields = append(fields,
-			qpack.HeaderField{Name: ":scheme", Value: "https"},
-			qpack.HeaderField{Name: ":authority", Value: host},
-			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+	c := &quic.Config{}
+	if t.QUICConfig != nil {
+		*c = *t.QUICConfig
 	}
-	fields = appendHeaderFields(fields, req.Header, func(k string) bool {
-		return k == "Host" || k == "Content-Length"
-	})
-	if req.ContentLength > 0 {
-		fields = append(fields, qpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(req.ContentLength, 10)})
-	}
-	if len(req.Trailer) > 0 {
-		keys := make([]string, 0, len(req.Trailer))
-		for k := range req.Trailer {
-			keys = append(keys, k)
-		}
-		fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
-	}
-	return fields
-}
-
-func methodOf(req *http.Request) string {
-	if req.Method == "" {
-		return http.MethodGet
-	}
-	return req.Method
-}
-
-// roundTrip sends req on a new request stream and reads the response
-// header.
-func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	str, err := cc.qc.OpenStreamSync(ctx)
-	if err != nil {
-		if ctx.Err() == nil && cc.qc.Context().Err() != nil {
-			return nil, &retryableError{err}
-		}
-		return nil, err
-	}
-	cc.requestStarted()
-	done := sync.OnceFunc(cc.requestDone)
-	hdr, err := cc.encodeHeaders(str.StreamID(), requestFields(req))
-	if err != nil {
-		resetStream(str, ErrCodeInternalError)
-		done()
-		return nil, err
-	}
-	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
-	stop := func() bool { done(); return cancel() }
-	if _, err := str.Write(hdr); err != nil {
-		stop()
-		return nil, cc.requestError(str, err)
-	}
-	hasBody := req.Body != nil && req.Body != http.NoBody
-	if hasBody {
-		go cc.writeBody(str, req)
-	} else {
-		str.CloseWrite()
-	}
-	br := bufio.NewReaderSize(str, 16<<10)
-	for {
-		f, err := readHeadersFrame(cc.connection, br)
-		if err == io.EOF {
-			err = connError(ErrCodeFrameError, "request stream ended without a response")
-		}
-		if err != nil {
-			stop()
-			return nil, cc.requestError(str, err)
-		}
-		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload)
-		if err != nil {
-			stop()
-			return nil, cc.requestError(str, err)
-		}
-		resp, err := cc.newResponse(ctx, req, str, br, fields)
-		if err != nil {
-			stop()
-			return nil, cc.requestError(str, err)
-		}
-		if resp == nil {
-			continue // an interim response
-		}
-		resp.Body.(*body).onClose = func() { stop() } // counts the request done
-		return resp, nil
-	}
-}
-
-// requestError turns a failure of a request stream into the error
-// RoundTrip returns, resetting the stream or closing the connection as the
-// error requires.
-func (cc *clientConn) requestError(str *quic.Stream, err error) error {
-	var he *Error
-	if errors.As(err, &he) {
-		if he.Stream {
-			resetStream(str, he.Code)
-		} else {
-			cc.fail(err)
-		}
-		return err
-	}
-	var se *quic.StreamError
-	if errors.As(err, &se) && se.Remote && ErrCode(se.Code) == ErrCodeRequestRejected {
-		return &retryableError{err}
-	}
-	cc.mu.Lock()
-	excluded := cc.goawayRecv && uint64(str.StreamID()) >= cc.goawayID
-	cc.mu.Unlock()
-	if excluded {
-		return &retryableError{err}
-	}
-	return err
-}
-
-// writeBody sends the request content as DATA frames and ends the stream.
-func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request) {
-	defer req.Body.Close()
-	buf := make([]byte, 32<<10)
-	var hdr [16]byte
-	for {
-		n, err := req.Body.Read(buf)
-		if n > 0 {
-			if _, werr := str.Write(appendDataFrameHeader(hdr[:0], uint64(n))); werr != nil {
-				return
-			}
-			if _, werr := str.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
-			return
-		}
-	}
-	if len(req.Trailer) > 0 {
-		if b, err := cc.encodeHeaders(str.StreamID(), appendHeaderFields(nil, req.Trailer, nil)); err == nil {
-			str.Write(b)
-		}
-	}
-	str.CloseWrite()
-}
-
-// newResponse builds the http.Response from a header section; nil for an
-// interim (1xx) response.
-func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Response, error) {
-	p, h, err := splitFields(fields, ":status")
-	if err != nil {
-		return nil, err
-	}
-	code, err := strconv.Atoi(p.status)
-	if err != nil || len(p.status) != 3 || code < 100 {
-		return nil, streamError(ErrCodeMessageError, "invalid :status %q", p.status)
-	}
-	if code < 200 && code != http.StatusSwitchingProtocols {
-		return nil, nil
-	}
-	cl, err := parseContentLength(h)
-	if err != nil {
-		return nil, err
-	}
-	resp := &http.Response{
-		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
-		StatusCode:    code,
-		Proto:         "HTTP/3.0",
-		ProtoMajor:    3,
-		Header:        h,
-		ContentLength: cl,
-		Request:       req,
-	}
-	state := cc.qc.ConnectionState().TLS
-	resp.TLS = &state
-	bodyCL := cl
-	if req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified {
-		bodyCL = 0
-	}
-	if tr := h.Values("Trailer"); len(tr) > 0 {
-		resp.Trailer = make(http.Header)
-		for _, v := range tr {
-			for _, k := range strings.Split(v, ",") {
-				if k = textprotoKey(k); k != "" {
-					resp.Trailer[k] = nil
-				}
-			}
-		}
-	}
-	resp.Body = &body{c: cc.connection, ctx: ctx, str: str, br: br, contentLength: bodyCL, trailer: &resp.Trailer}
-	return resp, nil
+	c.EnableDatagrams = true
+	return c
 }

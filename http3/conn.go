@@ -3,6 +3,7 @@ package http3
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"sync"
@@ -49,9 +50,12 @@ type connection struct {
 	haveDec    bool
 	goawayRecv bool
 	goawayID   uint64
-	onGoaway   func(id uint64) // called with each GOAWAY received
+	onGoaway   func(id uint64)      // called with each GOAWAY received
+	tls        *tls.ConnectionState // shared once the handshake completed
 
 	closeOnce sync.Once
+
+	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -112,6 +116,9 @@ func (c *connection) start() error {
 		return err
 	}
 	go c.acceptUniStreams()
+	if c.ours.H3Datagram {
+		go c.receiveDatagrams()
+	}
 	return nil
 }
 

@@ -137,7 +137,11 @@ func TestUnknownStreamAndFramesIgnored(t *testing.T) {
 	defer s.CancelWrite(0)
 	cc.writeControl(append(appendFrameHeader(nil, 0x21, 2), 1, 2))
 	data := append(appendFrameHeader(nil, 0x40, 1), 9) // unknown frame on the request stream
-	if status, code := sendRaw(t, cc, requestFields(mustRequest(t, e.url+"/")), data); status != 200 {
+	fields, err := requestFields(mustRequest(t, e.url+"/"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, code := sendRaw(t, cc, fields, data); status != 200 {
 		t.Fatalf("status %d code %v", status, code)
 	}
 	// SETTINGS exchange: the server's values arrived.

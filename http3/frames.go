@@ -30,6 +30,7 @@ const (
 	ErrCodeMessageError         ErrCode = 0x010e // H3_MESSAGE_ERROR
 	ErrCodeConnectError         ErrCode = 0x010f // H3_CONNECT_ERROR
 	ErrCodeVersionFallback      ErrCode = 0x0110 // H3_VERSION_FALLBACK
+	ErrCodeDatagramError        ErrCode = 0x33   // H3_DATAGRAM_ERROR (RFC 9297, Section 5.2)
 )
 
 var errCodeNames = map[ErrCode]string{
@@ -50,6 +51,7 @@ var errCodeNames = map[ErrCode]string{
 	ErrCodeMessageError:         "H3_MESSAGE_ERROR",
 	ErrCodeConnectError:         "H3_CONNECT_ERROR",
 	ErrCodeVersionFallback:      "H3_VERSION_FALLBACK",
+	ErrCodeDatagramError:        "H3_DATAGRAM_ERROR",
 }
 
 // String returns the code's name from RFC 9114, Section 8.1, or its value

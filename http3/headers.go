@@ -1,12 +1,14 @@
 package http3
 
 import (
+	"fmt"
 	"net/http"
 	"net/textproto"
 	"strconv"
 	"strings"
 
 	"github.com/quicstack/quic/http3/qpack"
+	"golang.org/x/net/http/httpguts"
 )
 
 // connectionSpecific lists the fields HTTP/3 forbids (RFC 9114, Section
@@ -22,32 +24,31 @@ var connectionSpecific = map[string]bool{
 	"upgrade":           true,
 }
 
-// validName reports whether name is a lowercase token (RFC 9110, Section
-// 5.1; RFC 9114, Section 4.2: "Characters in field names MUST be converted
-// to lowercase").
+// validName reports whether name is a valid field name in lowercase
+// (RFC 9110, Section 5.1, checked by httpguts; RFC 9114, Section 4.2:
+// "Characters in field names MUST be converted to lowercase ... A request
+// or response containing uppercase characters in field names MUST be
+// treated as malformed").
 func validName(name string) bool {
-	if name == "" {
+	if !httpguts.ValidHeaderFieldName(name) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+		if c := name[i]; 'A' <= c && c <= 'Z' {
 			return false
 		}
 	}
 	return true
 }
 
-// validValue reports whether value has no NUL, CR or LF and no leading
-// or trailing whitespace (RFC 9114, Section 4.2; RFC 9110, Section 5.5).
+// validValue reports whether v is a valid field value (RFC 9110, Section
+// 5.5, checked by httpguts: no NUL, CR, LF or other control characters
+// besides tab) with no leading or trailing whitespace (RFC 9114, Section
+// 4.2: "a field value MUST NOT start or end with an ASCII whitespace
+// character").
 func validValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == 0 || c == '\r' || c == '\n' {
-			return false
-		}
+	if !httpguts.ValidHeaderFieldValue(v) {
+		return false
 	}
 	return v == "" || (v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t')
 }
@@ -55,16 +56,42 @@ func validValue(v string) bool {
 // pseudo holds the pseudo-header fields of a message.
 type pseudo struct {
 	method, scheme, authority, path, protocol, status string
-	has                                               map[string]bool
+	seen                                              uint8 // pseudoBit of each field present
 }
+
+// pseudoBit numbers the pseudo-header fields for pseudo.seen; 0 for
+// unknown names.
+func pseudoBit(name string) uint8 {
+	switch name {
+	case ":method":
+		return 1
+	case ":scheme":
+		return 2
+	case ":authority":
+		return 4
+	case ":path":
+		return 8
+	case ":protocol":
+		return 16
+	case ":status":
+		return 32
+	}
+	return 0
+}
+
+// has reports whether the pseudo-header field name was present.
+func (p *pseudo) has(name string) bool { return p.seen&pseudoBit(name) != 0 }
 
 // splitFields validates a field section and separates the pseudo-header
 // fields from the header. allowed lists the pseudo-header names allowed;
 // none for trailers. Any violation makes the message malformed: a stream
 // error of type H3_MESSAGE_ERROR (RFC 9114, Section 4.1.2).
 func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.Header, error) {
-	p := pseudo{has: make(map[string]bool)}
-	h := make(http.Header)
+	var p pseudo
+	h := make(http.Header, len(fields))
+	// One backing array for the values of single-valued fields, as
+	// net/textproto does.
+	vals := make([]string, len(fields))
 	regular := false
 	for _, f := range fields {
 		if strings.HasPrefix(f.Name, ":") {
@@ -82,13 +109,13 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			if !ok {
 				return p, nil, streamError(ErrCodeMessageError, "pseudo-header %s not allowed", f.Name)
 			}
-			if p.has[f.Name] {
+			if p.has(f.Name) {
 				return p, nil, streamError(ErrCodeMessageError, "duplicate pseudo-header %s", f.Name)
 			}
 			if !validValue(f.Value) {
 				return p, nil, streamError(ErrCodeMessageError, "invalid value of %s", f.Name)
 			}
-			p.has[f.Name] = true
+			p.seen |= pseudoBit(f.Name)
 			switch f.Name {
 			case ":method":
 				p.method = f.Value
@@ -122,7 +149,13 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			continue
 		}
 		k := textproto.CanonicalMIMEHeaderKey(f.Name)
-		h[k] = append(h[k], f.Value)
+		if vs := h[k]; len(vs) > 0 {
+			h[k] = append(vs, f.Value)
+		} else {
+			vals[0] = f.Value
+			h[k] = vals[:1:1]
+			vals = vals[1:]
+		}
 	}
 	return p, h, nil
 }
@@ -167,4 +200,34 @@ func appendHeaderFields(dst []qpack.HeaderField, h http.Header, skip func(string
 		}
 	}
 	return dst
+}
+
+// checkHeader reports the first field of h that cannot be sent, as
+// net/http's Transport does for HTTP/1 and HTTP/2.
+func checkHeader(h http.Header) error {
+	for k, vs := range h {
+		if k == ":protocol" {
+			continue // extended CONNECT (see Transport.OpenRequestStream)
+		}
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("http3: invalid header field name %q", k)
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fmt.Errorf("http3: invalid header field value for %q", k)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldSectionSize is the size of a field section as RFC 9114, Section
+// 4.2.2 counts it for SETTINGS_MAX_FIELD_SECTION_SIZE: "the length of the
+// name and value in bytes plus an overhead of 32 bytes for each field".
+func fieldSectionSize(fields []qpack.HeaderField) uint64 {
+	var n uint64
+	for _, f := range fields {
+		n += uint64(len(f.Name)+len(f.Value)) + 32
+	}
+	return n
 }

@@ -69,15 +69,24 @@ type testEnv struct {
 
 // newTestEnv starts a Server with h on 127.0.0.1 and a client for it.
 func newTestEnv(t *testing.T, h http.Handler) *testEnv {
+	return newTestEnvWith(t, h, nil)
+}
+
+// newTestEnvWith is newTestEnv with the server changed by setup (called
+// before it listens) if not nil.
+func newTestEnvWith(t *testing.T, h http.Handler, setup func(*Server)) *testEnv {
 	t.Helper()
 	cert, pool := testCert(t)
 	srv := &Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
-	l, err := quic.ListenAddr("127.0.0.1:0", srv.tlsConfig(), nil)
+	if setup != nil {
+		setup(srv)
+	}
+	l, err := quic.ListenAddr("127.0.0.1:0", srv.tlsConfig(), srv.quicConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &testEnv{srv: srv, addr: l.Addr().String(), pool: pool, served: make(chan error, 1)}
-	go func() { e.served <- srv.Serve(l) }()
+	go func() { e.served <- srv.ServeListener(l) }()
 	e.tr = &Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
 	e.client = &http.Client{Transport: e.tr, Timeout: 30 * time.Second}
 	e.url = "https://" + e.addr

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -35,11 +34,35 @@ type Server struct {
 	// TLSConfig is the TLS configuration; "h3" is added to a copy's
 	// NextProtos if missing.
 	TLSConfig *tls.Config
-	// QUICConfig configures the QUIC connections; nil means defaults.
+	// QUICConfig configures the QUIC connections of the listeners the
+	// server makes (ListenAndServe, ListenAndServeTLS, Serve); nil means
+	// quic's defaults, except that MaxIncomingStreams, the number of
+	// concurrent requests per connection, defaults to 250 (as net/http's
+	// HTTP/2 server allows) rather than 100.
 	QUICConfig *quic.Config
+	// Addr is the UDP address ListenAndServe and ListenAndServeTLS listen
+	// on; empty means ":443".
+	Addr string
 	// MaxHeaderBytes is the SETTINGS_MAX_FIELD_SECTION_SIZE the server
 	// advertises and enforces (RFC 9114, Section 4.2.2); zero means 1 MiB.
+	// A request header above it is answered with 431 (Request Header
+	// Fields Too Large).
 	MaxHeaderBytes int
+	// IdleTimeout closes a connection that has had no request in progress
+	// for this long, with H3_NO_ERROR. Zero leaves idle connections to the
+	// QUIC idle timeout (quic.Config.MaxIdleTimeout).
+	IdleTimeout time.Duration
+	// EnableExtendedConnect advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
+	// (RFC 9220), so that clients may send extended CONNECT requests with
+	// a :protocol pseudo-header (see HTTPStreamer).
+	EnableExtendedConnect bool
+	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297) and lets
+	// request streams carry HTTP datagrams (RequestStream.SendDatagram).
+	// It requires QUICConfig.EnableDatagrams; ServeConn and the listen
+	// functions set that in the QUIC configuration they make.
+	EnableDatagrams bool
+
+	workers workerPool // runs the handlers
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
@@ -49,6 +72,7 @@ type Server struct {
 
 	acceptCtx  context.Context // done when Serve must stop accepting
 	stopAccept context.CancelFunc
+	cleanups   []func() // close the Transports the server made
 }
 
 func (s *Server) init() {
@@ -72,20 +96,13 @@ func (s *Server) tlsConfig() *tls.Config {
 	return c
 }
 
-// ListenAndServe listens on the UDP address addr and serves requests until
-// Close or Shutdown, after which it returns ErrServerClosed.
-func (s *Server) ListenAndServe(addr string) error {
-	l, err := quic.ListenAddr(addr, s.tlsConfig(), s.QUICConfig)
-	if err != nil {
-		return err
-	}
-	return s.Serve(l)
-}
-
-// Serve accepts connections from l and serves each in its own goroutine
-// until Close or Shutdown, which close l. l's TLS configuration must offer
-// the "h3" protocol.
-func (s *Server) Serve(l *quic.Listener) error {
+// ServeListener accepts connections from l and serves each in its own
+// goroutine until Close or Shutdown, which close l, and then returns
+// ErrServerClosed. l's TLS configuration must offer the "h3" protocol. A
+// listener made with quic.Transport.ListenEarly lets requests sent in
+// 0-RTT be served before the handshake completes (see
+// Stream.ReceivedEarlyData in package quic for the replay caveat).
+func (s *Server) ServeListener(l *quic.Listener) error {
 	s.mu.Lock()
 	s.init()
 	if s.closed {
@@ -130,6 +147,8 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		maxHeader = uint64(s.MaxHeaderBytes)
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
+	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
+	sc.ours.H3Datagram = s.EnableDatagrams && datagramsNegotiated(qc)
 	sc.idle = sync.NewCond(&sc.mu)
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
@@ -143,7 +162,13 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
 		return
 	}
+	sc.mu.Lock()
+	sc.startIdleTimer()
+	sc.mu.Unlock()
 	sc.serve()
+	sc.mu.Lock()
+	sc.stopIdleTimer()
+	sc.mu.Unlock()
 }
 
 // Close closes the listeners and all connections immediately, with
@@ -168,7 +193,20 @@ func (s *Server) Close() error {
 	for _, c := range cs {
 		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 	}
+	s.runCleanups()
+	s.workers.stop()
 	return nil
+}
+
+// runCleanups closes the Transports the server made.
+func (s *Server) runCleanups() {
+	s.mu.Lock()
+	fns := s.cleanups
+	s.cleanups = nil
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // Shutdown shuts the server down gracefully: it closes the listeners,
@@ -190,14 +228,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.stopAccept()
 	s.mu.Unlock()
-	// The listeners stay open until the connections are done: closing a
-	// Listener made by quic.ListenAddr closes its Transport and with it
-	// every connection.
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
+	// New connections are refused at once; a Listener keeps the
+	// connections it accepted when it closes. The Transports the server
+	// made close once the connections are done.
+	for _, l := range ls {
+		l.Close()
+	}
+	defer s.runCleanups()
 	for _, c := range cs {
 		go c.shutdown()
 	}
@@ -212,6 +249,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		s.workers.stop()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -230,6 +268,7 @@ type serverConn struct {
 	accepted bool
 	goaway   bool
 	goawayID quic.StreamID
+	idleT    *time.Timer // Server.IdleTimeout
 }
 
 // serve accepts request streams until the connection ends. "Clients MUST
@@ -253,21 +292,22 @@ func (sc *serverConn) serve() {
 		}
 		sc.active++
 		sc.lastID, sc.accepted = str.StreamID(), true
+		sc.stopIdleTimer()
 		sc.mu.Unlock()
-		go func() {
-			sc.handleRequest(str)
-			// Keep counting the stream until its data is acknowledged,
-			// so that a graceful close does not cut the response.
-			select {
-			case <-str.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
-			sc.mu.Lock()
-			sc.active--
-			sc.idle.Broadcast()
-			sc.mu.Unlock()
-		}()
+		sc.srv.workers.run(job{sc, str})
 	}
+}
+
+// requestDone uncounts a request whose stream is finished (or that had
+// five seconds since its handler returned for that).
+func (sc *serverConn) requestDone() {
+	sc.mu.Lock()
+	sc.active--
+	sc.idle.Broadcast()
+	if sc.active == 0 {
+		sc.startIdleTimer()
+	}
+	sc.mu.Unlock()
 }
 
 // shutdown sends GOAWAY with the first stream ID not accepted, waits for
@@ -300,7 +340,19 @@ func (sc *serverConn) shutdown() {
 func (sc *serverConn) handleRequest(str *quic.Stream) {
 	ctx, cancel := context.WithCancel(str.Context())
 	defer cancel()
-	br := bufio.NewReaderSize(str, 16<<10)
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(str)
+	pooled := true
+	var rb *body
+	defer func() {
+		// The buffer goes back to the pool only if no Read of the closed
+		// body is in progress (a handler's goroutine that outlived it);
+		// a later Read sees the body closed before touching br.
+		if pooled && (rb == nil || rb.rmu.TryLock()) {
+			br.Reset(nil)
+			readerPool.Put(br)
+		}
+	}()
 	f, err := readHeadersFrame(sc.connection, br)
 	if err != nil {
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
@@ -315,29 +367,64 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
 		return
 	}
+	probeEnd(str, br)
 	req, err := sc.newRequest(ctx, str, br, fields)
 	if err != nil {
 		sc.streamFailed(str, err, ErrCodeMessageError)
 		return
 	}
-	w := &responseWriter{sc: sc, str: str, bw: bufio.NewWriterSize(str, 16<<10), req: req, header: make(http.Header)}
+	rb = req.Body.(*body)
+	if str.ReceivedEarlyData() && !isSafeMethod(req.Method) {
+		// Replayable 0-RTT data must not trigger unsafe methods: "425
+		// (Too Early) indicates that the server is unwilling to risk
+		// processing a request that might be replayed" (RFC 8470,
+		// Section 5.2). The client retries after the handshake.
+		req.Body.Close()
+		sc.respondError(str, http.StatusTooEarly)
+		return
+	}
+	w := newResponseWriter(sc, str, req)
+	defer w.release()
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		// As net/http does: "100 (Continue) ... indicates that the initial
+		// part of a request has been received" (RFC 9110, Section 15.2.1),
+		// sent when the handler starts reading the content.
+		rb.onFirstRead = w.sendContinue
+	}
+	if sc.ours.H3Datagram && req.Method == http.MethodConnect && req.Header[":protocol"] != nil {
+		w.dgq = sc.registerDatagrams(str)
+	}
 	handler := sc.srv.Handler
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
 	defer func() {
 		if p := recover(); p != nil {
+			// A panic resets only this request stream; nothing is logged
+			// (the package never writes to the global logger).
+			w.streamed = true // keep the pooled buffers away from a racing writer
+			pooled = false
 			resetStream(str, ErrCodeInternalError)
-			if p != http.ErrAbortHandler {
-				// Nothing is logged: the package does not write to the
-				// global logger.
-				_ = fmt.Sprint(p)
-			}
+			req.Body.Close()
 		}
 	}()
 	handler.ServeHTTP(w, req)
 	w.finish()
-	req.Body.Close()
+	if !w.streamed {
+		rb.Close() // even if the handler replaced req.Body
+	} else {
+		pooled = false // the RequestStream reads through br
+	}
+}
+
+// readerPool holds the request streams' read buffers. Reads larger than
+// the buffer bypass it.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// isSafeMethod reports the methods whose requests may be answered when
+// they arrive in 0-RTT (RFC 9110, Section 9.2.1).
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
 // streamFailed handles an error while reading a request's header: a
@@ -371,19 +458,30 @@ func (sc *serverConn) respondError(str *quic.Stream, code int) {
 // newRequest builds the http.Request from a decoded header section,
 // checking the rules of RFC 9114, Section 4.3.1.
 func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Request, error) {
-	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path")
+	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path", ":protocol")
 	if err != nil {
 		return nil, err
 	}
-	if !p.has[":method"] || p.method == "" {
+	if !p.has(":method") || p.method == "" {
 		return nil, streamError(ErrCodeMessageError, "missing :method")
+	}
+	if p.has(":protocol") {
+		// Extended CONNECT (RFC 9220, Section 3; RFC 8441, Section 4): only
+		// with CONNECT, only if we sent SETTINGS_ENABLE_CONNECT_PROTOCOL,
+		// and with :scheme, :path and :authority.
+		if p.method != http.MethodConnect || !sc.ours.EnableConnectProtocol || p.protocol == "" {
+			return nil, streamError(ErrCodeMessageError, "unexpected :protocol")
+		}
+		if !p.has(":scheme") || p.path == "" || p.authority == "" {
+			return nil, streamError(ErrCodeMessageError, "extended CONNECT without :scheme, :path or :authority")
+		}
 	}
 	var u *url.URL
 	requestURI := p.path
-	if p.method == http.MethodConnect {
+	if p.method == http.MethodConnect && !p.has(":protocol") {
 		// "The :scheme and :path pseudo-header fields are omitted" and
 		// ":authority ... MUST" be present (Section 4.4).
-		if p.has[":scheme"] || p.has[":path"] || p.authority == "" {
+		if p.has(":scheme") || p.has(":path") || p.authority == "" {
 			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
 		}
 		u = &url.URL{Host: p.authority}
@@ -392,7 +490,7 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		// "All HTTP/3 requests MUST include exactly one value for the
 		// :method, :scheme, and :path pseudo-header fields, unless the
 		// request is a CONNECT request" (Section 4.3.1).
-		if !p.has[":scheme"] || !p.has[":path"] || p.path == "" {
+		if !p.has(":scheme") || !p.has(":path") || p.path == "" {
 			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
 		}
 		// "If the :scheme pseudo-header field identifies a scheme that
@@ -402,7 +500,7 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		if (p.scheme == "http" || p.scheme == "https") && p.authority == "" && h.Get("Host") == "" {
 			return nil, streamError(ErrCodeMessageError, "missing :authority and host")
 		}
-		if p.has[":authority"] && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
+		if p.has(":authority") && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
 			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
 		}
 		if p.path == "*" && p.method == http.MethodOptions {
@@ -416,6 +514,9 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 		host = h.Get("Host")
 	}
 	h.Del("Host")
+	if p.has(":protocol") {
+		h[":protocol"] = []string{p.protocol} // as net/http's HTTP/2 server does
+	}
 	cl, err := parseContentLength(h)
 	if err != nil {
 		return nil, err
@@ -441,155 +542,10 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 			}
 		}
 	}
-	state := sc.qc.ConnectionState().TLS
-	req.TLS = &state
+	req.TLS = sc.tlsState()
 	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: cl, trailer: &req.Trailer}
 	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
 	return req.WithContext(ctx), nil
-}
-
-// responseWriter is the http.ResponseWriter of a request stream: HEADERS
-// with :status, then a DATA frame per Write, then trailers and FIN.
-type responseWriter struct {
-	sc     *serverConn
-	str    *quic.Stream
-	bw     *bufio.Writer
-	req    *http.Request
-	header http.Header
-
-	wroteHeader bool
-	status      int
-	declared    []string // trailer keys declared in the Trailer header
-	err         error
-	hdr         [16]byte
-}
-
-var (
-	_ http.ResponseWriter = (*responseWriter)(nil)
-	_ http.Flusher        = (*responseWriter)(nil)
-)
-
-// Header returns the response header map.
-func (w *responseWriter) Header() http.Header { return w.header }
-
-// WriteHeader sends the response header with status code. Informational
-// (1xx) statuses other than 101 send an interim response.
-func (w *responseWriter) WriteHeader(code int) {
-	if w.wroteHeader {
-		return
-	}
-	if code < 100 || code > 999 {
-		panic(fmt.Sprintf("http3: invalid WriteHeader code %v", code))
-	}
-	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
-		w.writeFields(code, w.header, nil)
-		w.bw.Flush()
-		return
-	}
-	w.wroteHeader = true
-	w.status = code
-	for _, v := range w.header.Values("Trailer") {
-		for _, k := range strings.Split(v, ",") {
-			if k = textprotoKey(k); k != "" {
-				w.declared = append(w.declared, k)
-			}
-		}
-	}
-	w.writeFields(code, w.header, func(k string) bool {
-		return k == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix)
-	})
-}
-
-func (w *responseWriter) writeFields(status int, h http.Header, skip func(string) bool) {
-	fields := []qpack.HeaderField{{Name: ":status", Value: strconv.Itoa(status)}}
-	fields = appendHeaderFields(fields, h, skip)
-	b, err := w.sc.encodeHeaders(w.str.StreamID(), fields)
-	if err != nil {
-		w.err = err
-		return
-	}
-	if _, err := w.bw.Write(b); err != nil {
-		w.err = err
-	}
-}
-
-// bodyAllowed reports whether the response may have content.
-func (w *responseWriter) bodyAllowed() bool {
-	return w.req.Method != http.MethodHead && w.status != http.StatusNoContent && w.status != http.StatusNotModified
-}
-
-// Write writes p as a DATA frame, sending the header first (status 200,
-// Content-Type sniffed from p if unset) if it was not sent yet.
-func (w *responseWriter) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		if _, ok := w.header["Content-Type"]; !ok && len(p) > 0 {
-			w.header.Set("Content-Type", http.DetectContentType(p))
-		}
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.bodyAllowed() {
-		if w.req.Method == http.MethodHead {
-			return len(p), nil
-		}
-		return 0, http.ErrBodyNotAllowed
-	}
-	if w.err != nil {
-		return 0, w.err
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if _, err := w.bw.Write(appendDataFrameHeader(w.hdr[:0], uint64(len(p)))); err != nil {
-		w.err = err
-		return 0, err
-	}
-	n, err := w.bw.Write(p)
-	if err != nil {
-		w.err = err
-	}
-	return n, err
-}
-
-// Flush sends the buffered header and data to the client.
-func (w *responseWriter) Flush() {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if err := w.bw.Flush(); err != nil && w.err == nil {
-		w.err = err
-	}
-}
-
-// finish sends the header if the handler did not, the trailers, and FIN.
-func (w *responseWriter) finish() {
-	if !w.wroteHeader {
-		if w.header.Get("Content-Length") == "" && w.bw.Buffered() == 0 {
-			w.header.Set("Content-Length", "0")
-		}
-		w.WriteHeader(http.StatusOK)
-	}
-	trailer := make(http.Header)
-	for _, k := range w.declared {
-		if vs := w.header[k]; len(vs) > 0 {
-			trailer[k] = vs
-		}
-	}
-	for k, vs := range w.header {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			trailer[textprotoKey(strings.TrimPrefix(k, http.TrailerPrefix))] = vs
-		}
-	}
-	if len(trailer) > 0 && w.err == nil {
-		fields := appendHeaderFields(nil, trailer, nil)
-		if b, err := w.sc.encodeHeaders(w.str.StreamID(), fields); err == nil {
-			w.bw.Write(b)
-		}
-	}
-	if err := w.bw.Flush(); err != nil || w.err != nil {
-		resetStream(w.str, ErrCodeInternalError)
-		return
-	}
-	w.str.CloseWrite()
 }
 
 // textprotoKey canonicalizes a header key from a list like the Trailer
@@ -600,4 +556,19 @@ func textprotoKey(k string) string {
 		return ""
 	}
 	return http.CanonicalHeaderKey(k)
+}
+
+// probeEnd checks, without blocking, whether the request stream already
+// ended after its header, as a GET's usually has, and if so reads the end
+// of the stream. The QUIC stream then counts the receiving direction as
+// finished, so that the request's context is cancelled as soon as the
+// client stops the response (STOP_SENDING) rather than when the handler
+// happens to read the empty body.
+func probeEnd(str *quic.Stream, br *bufio.Reader) {
+	if br.Buffered() > 0 {
+		return
+	}
+	str.SetReadDeadline(time.Unix(1, 0))
+	br.Peek(1) // io.EOF, a deadline error, or data left in br
+	str.SetReadDeadline(time.Time{})
 }

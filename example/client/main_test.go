@@ -60,7 +60,7 @@ func TestH3(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^200 +\d+ bytes +[\d.]+ ms  https://localhost:\d+/$`,
 		`(?m)^200 +300000 bytes +[\d.]+ ms  https://localhost:\d+/bytes/300000$`,
-		`(?m)^connection 1: QUIC v1, TLS_\w+, ALPN h3, handshake [\d.]+ ms, resumed: no, 0-RTT: no$`,
+		`(?m)^connection 1: QUIC v2, TLS_\w+, ALPN h3, handshake [\d.]+ ms, resumed: no, 0-RTT: no$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("output does not match %s:\n%s", re, text)

@@ -22,7 +22,7 @@ func TestRun(t *testing.T) {
 	text := out.String()
 	for _, re := range []string{
 		`(?m)^server: listening on 127\.0\.0\.1:\d+ \(HTTP/3`,
-		`(?m)^GET /      200  \d+ B +protocol HTTP/3\.0  QUIC v1  TLS 1\.3 \S+  handshake [\d.]+ ms  time to headers [\d.]+ ms`,
+		`(?m)^GET /      200  \d+ B +protocol HTTP/3\.0  QUIC v2  TLS 1\.3 \S+  handshake [\d.]+ ms  time to headers [\d.]+ ms`,
 		`(?m)^GET /256kb 200  256\.0 KB in [\d.]+ ms = \d+ Mbit/s \(body verified: 256000 bytes match\)$`,
 		`(?m)^    Content-Length: 256000$`,
 		`(?m)^reconnect: GET / 200  handshake [\d.]+ ms  time to headers [\d.]+ ms  TLS session resumed: yes \(server: yes\)$`,

@@ -44,7 +44,7 @@ func TestClientServer(t *testing.T) {
 		t.Fatalf("client: %v\n%s", err, out.String())
 	}
 	for _, re := range []string{
-		`(?m)^perf: connected: QUIC v1, .*ALPN perf`,
+		`(?m)^perf: connected: QUIC v2, .*ALPN perf`,
 		`(?m)^perf: 3 requests on 3 streams in \S+: uploaded 300\.0 KB \(.*\), downloaded 6\.0 MB \(.* Mbit/s\)$`,
 		`(?m)^perf: CPU time \S+ \(\d+% of one core\)`,
 	} {

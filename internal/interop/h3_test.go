@@ -171,7 +171,7 @@ func (h *h3Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func h3TLS(t *testing.T) (client, server *tls.Config) {
+func h3TLS(t testing.TB) (client, server *tls.Config) {
 	c, s := testTLS(t)
 	c, s = c.Clone(), s.Clone()
 	c.NextProtos = []string{"h3"}
@@ -207,7 +207,7 @@ func startOurH3(t *testing.T, stls *tls.Config, h http.Handler) string {
 	}
 	srv := &oursh3.Server{Handler: h, TLSConfig: stls}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
+	go func() { done <- srv.ServeListener(l) }()
 	t.Cleanup(func() {
 		srv.Close()
 		if err := <-done; err != oursh3.ErrServerClosed {
@@ -544,7 +544,7 @@ func TestH3ShutdownOurServerQuicGoClient(t *testing.T) {
 	h := &h3SlowHandler{started: make(chan struct{}, 1), release: make(chan struct{})}
 	srv := &oursh3.Server{Handler: h, TLSConfig: stls}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
+	go func() { done <- srv.ServeListener(l) }()
 	defer func() {
 		srv.Close()
 		if err := <-done; err != oursh3.ErrServerClosed {

@@ -1,0 +1,494 @@
+package http3
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/http3/qpack"
+	"golang.org/x/net/http/httpguts"
+)
+
+// maxInterimResponses bounds the 1xx responses accepted before the final
+// one; a server sending more is misbehaving.
+const maxInterimResponses = 16
+
+// streamLimitPatience is how long beyond two round trips a request waits
+// for a stream, at the server's stream limit, while no request on the
+// connection finishes, before it takes a new connection.
+const streamLimitPatience = 100 * time.Millisecond
+
+// errStreamsHeld is a connection whose streams are all held by requests
+// in progress.
+var errStreamsHeld = errors.New("http3: all streams busy")
+
+// waitStream waits for the server to allow a new stream. Streams of
+// finished requests come back in MAX_STREAMS frames, possibly batched, so
+// it waits as long as requests on the connection keep finishing; if none
+// finishes for two round trips and streamLimitPatience, the requests in
+// progress hold every stream and it returns errStreamsHeld: a new
+// connection takes the request (and the next ones) while this one
+// finishes its requests and closes.
+func (cc *clientConn) waitStream(ctx context.Context) (*quic.Stream, error) {
+	for {
+		cc.mu.Lock()
+		finished := cc.finished
+		cc.mu.Unlock()
+		wait, cancel := context.WithTimeout(ctx, 2*cc.qc.Stats().SmoothedRTT+streamLimitPatience)
+		str, err := cc.qc.OpenStreamSync(wait)
+		cancel()
+		if err == nil || ctx.Err() != nil || cc.qc.Context().Err() != nil {
+			return str, err
+		}
+		cc.mu.Lock()
+		progress := cc.finished != finished
+		cc.mu.Unlock()
+		if !progress {
+			return nil, errStreamsHeld
+		}
+	}
+}
+
+// errTooEarly is a 425 (Too Early) answer to a request sent in 0-RTT.
+var errTooEarly = errors.New("http3: server answered 425 (Too Early) to a 0-RTT request")
+
+// requestFields returns the field section of req (RFC 9114, Section
+// 4.3.1). An extended CONNECT request (RFC 9220) is a CONNECT whose
+// Header holds ":protocol".
+func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error) {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if !httpguts.ValidHostHeader(host) {
+		return nil, fmt.Errorf("http3: invalid host %q", host)
+	}
+	method := methodOf(req)
+	if !validMethod(method) {
+		return nil, fmt.Errorf("http3: invalid method %q", method)
+	}
+	fields := make([]qpack.HeaderField, 0, 8+len(req.Header))
+	fields = append(fields, qpack.HeaderField{Name: ":method", Value: method})
+	protocol := protocolOf(req)
+	switch {
+	case method == http.MethodConnect && protocol != "":
+		// RFC 9220, Section 3 (RFC 8441, Section 4): ":protocol" names the
+		// protocol, and ":scheme" and ":path" are included.
+		fields = append(fields,
+			qpack.HeaderField{Name: ":protocol", Value: protocol},
+			qpack.HeaderField{Name: ":scheme", Value: "https"},
+			qpack.HeaderField{Name: ":authority", Value: host},
+			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+	case method == http.MethodConnect:
+		fields = append(fields, qpack.HeaderField{Name: ":authority", Value: host})
+	default:
+		fields = append(fields,
+			qpack.HeaderField{Name: ":scheme", Value: "https"},
+			qpack.HeaderField{Name: ":authority", Value: host},
+			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+	}
+	fields = appendHeaderFields(fields, req.Header, func(k string) bool {
+		return k == "Host" || k == "Content-Length" || k == ":protocol"
+	})
+	if askGzip {
+		fields = append(fields, qpack.HeaderField{Name: "accept-encoding", Value: "gzip"})
+	}
+	if req.ContentLength > 0 {
+		fields = append(fields, qpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(req.ContentLength, 10)})
+	}
+	if len(req.Trailer) > 0 {
+		keys := make([]string, 0, len(req.Trailer))
+		for k := range req.Trailer {
+			keys = append(keys, k)
+		}
+		fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
+	}
+	return fields, nil
+}
+
+// validMethod reports whether m is a token (RFC 9110, Section 9.1).
+func validMethod(m string) bool {
+	return m != "" && strings.IndexFunc(m, func(r rune) bool { return !httpguts.IsTokenRune(r) }) < 0
+}
+
+// protocolOf returns the :protocol of an extended CONNECT request: its
+// ":protocol" header, as with net/http's HTTP/2 transport, or else a
+// Proto that is not an HTTP version, as quic-go's http3 takes it.
+func protocolOf(req *http.Request) string {
+	if req.Method != http.MethodConnect {
+		return ""
+	}
+	if p := req.Header.Get(":protocol"); p != "" {
+		return p
+	}
+	if req.Proto != "" && !strings.HasPrefix(req.Proto, "HTTP/") {
+		return req.Proto
+	}
+	return ""
+}
+
+func methodOf(req *http.Request) string {
+	if req.Method == "" {
+		return http.MethodGet
+	}
+	return req.Method
+}
+
+// handshakeDone reports whether the QUIC handshake completed.
+func handshakeDone(qc *quic.Conn) bool {
+	select {
+	case <-qc.HandshakeComplete():
+		return true
+	default:
+		return false
+	}
+}
+
+// waitHandshake waits for the handshake to complete.
+func waitHandshake(ctx context.Context, qc *quic.Conn) error {
+	select {
+	case <-qc.HandshakeComplete():
+		return nil
+	case <-qc.Context().Done():
+		return &retryableError{err: context.Cause(qc.Context()), unsent: true}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wantsGzip reports whether the Transport adds Accept-Encoding: gzip to
+// req, as net/http does.
+func (cc *clientConn) wantsGzip(req *http.Request) bool {
+	return (cc.t == nil || !cc.t.DisableCompression) &&
+		req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" &&
+		req.Method != http.MethodHead && req.Method != http.MethodConnect
+}
+
+// openRequest opens a request stream and sends req's header section.
+// mayRetire lets a connection at its stream limit hand the request to a
+// new connection. The returned done uncounts the request.
+func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField, mayRetire bool) (*quic.Stream, func(), error) {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if max := cc.peerMaxFieldSectionSize(); max > 0 && fieldSectionSize(fields) > max {
+		return nil, nil, errFieldSectionTooLarge
+	}
+	if !handshakeDone(cc.qc) {
+		m := methodOf(req)
+		// Only idempotent requests go in 0-RTT (RFC 9114, Section 3.3;
+		// RFC 9110, Section 9.2.2), and only GET and HEAD are sent so.
+		if m != http.MethodGet && m != http.MethodHead {
+			if err := waitHandshake(ctx, cc.qc); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	// Counted before the stream exists, so that a retire cannot close
+	// the connection under this request.
+	cc.requestStarted()
+	str, err := cc.qc.OpenStream()
+	if err != nil && cc.qc.Context().Err() == nil {
+		if !mayRetire || !handshakeDone(cc.qc) {
+			str, err = cc.qc.OpenStreamSync(ctx)
+		} else {
+			str, err = cc.waitStream(ctx)
+			if err == errStreamsHeld {
+				cc.requestEnd(false)
+				cc.retire()
+				return nil, nil, &retryableError{err: err, unsent: true}
+			}
+		}
+	}
+	if err != nil {
+		cc.requestEnd(false)
+		if ctx.Err() == nil && cc.qc.Context().Err() != nil {
+			return nil, nil, &retryableError{err: err, unsent: true}
+		}
+		return nil, nil, err
+	}
+	done := sync.OnceFunc(cc.requestDone)
+	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
+	if err != nil {
+		resetStream(str, ErrCodeInternalError)
+		done()
+		return nil, nil, err
+	}
+	if _, err := str.Write(hdr); err != nil {
+		done()
+		return nil, nil, cc.requestError(ctx, str, err)
+	}
+	return str, done, nil
+}
+
+// roundTrip sends req on a new request stream and reads the response
+// header.
+func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Response, error) {
+	ctx := req.Context()
+	askGzip := cc.wantsGzip(req)
+	fields, err := requestFields(req, askGzip)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	early := !handshakeDone(cc.qc)
+	str, done, err := cc.openRequest(req, fields, mayRetire)
+	if err != nil {
+		var re *retryableError
+		if !errors.As(err, &re) || !re.unsent {
+			closeBody(req)
+		}
+		return nil, err
+	}
+	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
+	stop := func() bool { done(); return cancel() }
+	var gate *continueGate
+	if req.Body != nil && req.Body != http.NoBody {
+		if cc.t != nil && cc.t.ExpectContinueTimeout > 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+			gate = &continueGate{ch: make(chan bool, 1), timeout: cc.t.ExpectContinueTimeout}
+		}
+		go cc.writeBody(str, req, gate)
+	} else {
+		str.CloseWrite()
+	}
+	resp, err := cc.readResponse(ctx, req, str, gate)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusTooEarly && early {
+		// RFC 8470, Section 5.2: the request "can be retried" once the
+		// handshake completed.
+		resp.Body.Close()
+		stop()
+		if err := waitHandshake(ctx, cc.qc); err != nil {
+			return nil, err
+		}
+		return nil, &retryableError{err: errTooEarly}
+	}
+	resp.Body.(*body).onClose = func() { stop() } // counts the request done
+	if askGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+		resp.Body = &gzipBody{body: resp.Body}
+	}
+	return resp, nil
+}
+
+// readResponse reads the interim responses, reporting them to the
+// request's httptrace.ClientTrace, and returns the final one.
+func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream, gate *continueGate) (*http.Response, error) {
+	defer gate.open(false) // a final response or an error: no body if not sent yet
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(str)
+	pooled := true
+	defer func() {
+		if pooled {
+			br.Reset(nil)
+			readerPool.Put(br)
+		}
+	}()
+	trace := httptrace.ContextClientTrace(ctx)
+	for interim := 0; ; interim++ {
+		f, err := readHeadersFrame(cc.connection, br)
+		if err == io.EOF {
+			err = connError(ErrCodeFrameError, "request stream ended without a response")
+		}
+		if err != nil {
+			return nil, cc.requestError(ctx, str, err)
+		}
+		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+		if err != nil {
+			return nil, cc.requestError(ctx, str, err)
+		}
+		resp, err := cc.newResponse(ctx, req, str, br, fields)
+		if err != nil {
+			return nil, cc.requestError(ctx, str, err)
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			pooled = false
+			resp.Body.(*body).pooledBR = true // the body returns br
+			return resp, nil
+		}
+		// "zero or more interim responses" before the final one (RFC
+		// 9114, Section 4.1).
+		if interim >= maxInterimResponses {
+			return nil, cc.requestError(ctx, str, streamError(ErrCodeExcessiveLoad, "more than %d interim responses", maxInterimResponses))
+		}
+		if resp.StatusCode == http.StatusContinue {
+			gate.open(true)
+			if trace != nil && trace.Got100Continue != nil {
+				trace.Got100Continue()
+			}
+		}
+		if trace != nil && trace.Got1xxResponse != nil {
+			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
+				resetStream(str, ErrCodeRequestCancelled)
+				return nil, err
+			}
+		}
+	}
+}
+
+// requestError turns a failure of a request stream into the error
+// RoundTrip returns, resetting the stream or closing the connection as the
+// error requires.
+func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var he *Error
+	if errors.As(err, &he) {
+		if he.Stream {
+			resetStream(str, he.Code)
+		} else {
+			cc.fail(err)
+		}
+		return err
+	}
+	var se *quic.StreamError
+	if errors.As(err, &se) && se.Remote && ErrCode(se.Code) == ErrCodeRequestRejected {
+		return &retryableError{err: err}
+	}
+	cc.mu.Lock()
+	excluded := cc.goawayRecv && uint64(str.StreamID()) >= cc.goawayID
+	cc.mu.Unlock()
+	if excluded {
+		return &retryableError{err: err}
+	}
+	return err
+}
+
+// continueGate holds back the body of an "Expect: 100-continue" request
+// (RFC 9110, Section 10.1.1) until the server's 100 (Continue), a timeout,
+// or a final response, after which the body is not sent.
+type continueGate struct {
+	ch      chan bool // receives true to send the body, false not to
+	timeout time.Duration
+}
+
+// open resolves the gate, once; a nil gate ignores it.
+func (g *continueGate) open(send bool) {
+	if g == nil {
+		return
+	}
+	select {
+	case g.ch <- send:
+	default:
+	}
+}
+
+// wait reports whether to send the body.
+func (g *continueGate) wait(str *quic.Stream) bool {
+	t := time.NewTimer(g.timeout)
+	defer t.Stop()
+	select {
+	case send := <-g.ch:
+		return send
+	case <-t.C:
+		return true
+	case <-str.Context().Done():
+		return false
+	}
+}
+
+// writeBody sends the request content as DATA frames and ends the stream.
+func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request, gate *continueGate) {
+	defer req.Body.Close()
+	if gate != nil && !gate.wait(str) {
+		// The server answered without asking for the content: "the client
+		// ... ought to not send the content" (RFC 9110, Section 10.1.1).
+		// A FIN would make a request with a Content-Length malformed, so
+		// the request side is reset.
+		str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		return
+	}
+	buf := make([]byte, 32<<10)
+	var hdr [16]byte
+	for {
+		n, err := req.Body.Read(buf)
+		if n > 0 {
+			if _, werr := str.Write(appendDataFrameHeader(hdr[:0], uint64(n))); werr != nil {
+				return
+			}
+			if _, werr := str.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+			return
+		}
+	}
+	if len(req.Trailer) > 0 {
+		fields := appendHeaderFields(nil, req.Trailer, nil)
+		if max := cc.peerMaxFieldSectionSize(); max == 0 || fieldSectionSize(fields) <= max {
+			if b, err := cc.encodeHeaders(str.StreamID(), fields); err == nil {
+				str.Write(b)
+			}
+		}
+	}
+	str.CloseWrite()
+}
+
+// newResponse builds the http.Response from a header section. An interim
+// (1xx) response has no Body.
+func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Response, error) {
+	p, h, err := splitFields(fields, ":status")
+	if err != nil {
+		return nil, err
+	}
+	code, err := strconv.Atoi(p.status)
+	if err != nil || len(p.status) != 3 || code < 100 {
+		return nil, streamError(ErrCodeMessageError, "invalid :status %q", p.status)
+	}
+	resp := &http.Response{
+		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
+		StatusCode: code,
+		Proto:      "HTTP/3.0",
+		ProtoMajor: 3,
+		Header:     h,
+		Request:    req,
+	}
+	if code < 200 && code != http.StatusSwitchingProtocols {
+		return resp, nil
+	}
+	cl, err := parseContentLength(h)
+	if err != nil {
+		return nil, err
+	}
+	resp.ContentLength = cl
+	resp.TLS = cc.tlsState()
+	bodyCL := cl
+	if req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified {
+		bodyCL = 0
+	}
+	if tr := h.Values("Trailer"); len(tr) > 0 {
+		resp.Trailer = make(http.Header)
+		for _, v := range tr {
+			for _, k := range strings.Split(v, ",") {
+				if k = textprotoKey(k); k != "" {
+					resp.Trailer[k] = nil
+				}
+			}
+		}
+	}
+	resp.Body = &body{c: cc.connection, ctx: ctx, str: str, br: br, contentLength: bodyCL, trailer: &resp.Trailer}
+	return resp, nil
+}
