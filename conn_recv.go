@@ -140,7 +140,11 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	learnVersion := false
 	if hdr.Version != c.version {
 		// Compatible version negotiation (conn_version.go).
-		if open, learnVersion = c.openerForVersion(typ, hdr.Version); open == nil {
+		var keep bool
+		if open, learnVersion, keep = c.openerForVersion(typ, hdr.Version); open == nil {
+			if keep {
+				c.bufferUndecryptable(pkt, buffer)
+			}
 			return
 		}
 	} else if typ == wire.PacketType0RTT && c.version != c.firstVersion {

@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"testing"
@@ -251,15 +252,60 @@ func TestVersionDowngradeChecks(t *testing.T) {
 	})
 	t.Run("client ignores a version it did not offer", func(t *testing.T) {
 		c := newState(wire.RoleClient, []wire.Version{wire.Version1})
-		if open, _ := c.openerForVersion(wire.PacketTypeInitial, wire.Version2); open != nil {
+		if open, _, keep := c.openerForVersion(wire.PacketTypeInitial, wire.Version2); open != nil || keep {
 			t.Fatal("client would read a version 2 Initial it did not offer")
 		}
 		c2 := newState(wire.RoleClient, v1First)
-		if open, learn := c2.openerForVersion(wire.PacketTypeHandshake, wire.Version2); open != nil || learn {
-			t.Fatal("client would learn the version from a Handshake packet")
+		if open, learn, keep := c2.openerForVersion(wire.PacketTypeHandshake, wire.Version2); open != nil || learn || !keep {
+			t.Fatal("client would learn the version from a Handshake packet, or drop one it may read once it learns the version")
 		}
-		if open, learn := c2.openerForVersion(wire.PacketTypeInitial, wire.Version2); open == nil || !learn {
+		if open, learn, _ := c2.openerForVersion(wire.PacketTypeInitial, wire.Version2); open == nil || !learn {
 			t.Fatal("client would not learn version 2 from an Initial")
 		}
 	})
+}
+
+// The server's first Handshake packets in the negotiated version can
+// overtake its first Initial (separate datagrams, reordered): the client,
+// which learns the version only from that Initial, keeps them and reads
+// them once it has, instead of dropping them and waiting for a
+// retransmission (a probe timeout).
+func TestSimVersionUpgradeHandshakeBeforeInitial(t *testing.T) {
+	ctls, stls := testTLS(t)
+	p := newSimPairOpts(t, testLink, 83, simPairOpts{ctls: ctls, stls: stls})
+	var held []byte
+	reordered := false
+	p.client.dropIn = func(now time.Time, d *netsim.Datagram) bool {
+		types, versions := packetVersions(d.Payload)
+		if reordered || len(types) == 0 || versions[0] != wire.Version2 {
+			return false
+		}
+		if held == nil && types[0] == wire.PacketTypeInitial {
+			held = bytes.Clone(d.Payload) // hold the server's first v2 Initial back
+			return true
+		}
+		if held != nil && types[0] == wire.PacketTypeHandshake {
+			reordered = true
+			p.client.c.handleDatagram(now, d.Payload, 0)
+			p.client.c.handleDatagram(now, held, 0)
+			return true
+		}
+		return false
+	}
+	start := p.sim.Now()
+	p.connect(t)
+	if !reordered {
+		t.Fatal("no Handshake datagram overtook the Initial")
+	}
+	if p.client.c.version != wire.Version2 {
+		t.Fatalf("client version %v", p.client.c.version)
+	}
+	// One round trip for the handshake (20 ms) and one for the
+	// confirmation, no probe timeout.
+	if d := p.sim.Now().Sub(start); d > 3*testLink.Delay*2 {
+		t.Errorf("handshake confirmed after %v: the reordered Handshake packet was not kept", d)
+	}
+	if p.client.c.sent.LostPackets() != 0 || p.server.c.sent.LostPackets() != 0 {
+		t.Errorf("packets lost: client %d, server %d", p.client.c.sent.LostPackets(), p.server.c.sent.LostPackets())
+	}
 }

@@ -161,28 +161,36 @@ func (c *connState) switchVersion(v wire.Version) {
 // openerForVersion returns the opener for a long-header packet of type typ
 // whose version differs from c.version, or nil to drop it. On a client,
 // learn is set when a successful decryption of the packet with the
-// returned opener is to switch the connection to that version.
-func (c *connState) openerForVersion(typ wire.PacketType, v wire.Version) (open *handshake.Opener, learn bool) {
+// returned opener is to switch the connection to that version; keep is
+// set for a Handshake packet of a version the client offered and may yet
+// learn (it overtook the server's Initial), to be kept until then.
+func (c *connState) openerForVersion(typ wire.PacketType, v wire.Version) (open *handshake.Opener, learn, keep bool) {
 	if v == c.firstVersion {
 		switch typ {
 		case wire.PacketTypeInitial:
-			return c.firstInitialOpen, false // nil before a switch
+			return c.firstInitialOpen, false, false // nil before a switch
 		case wire.PacketType0RTT:
-			return c.zeroRTTOpen, false
+			return c.zeroRTTOpen, false, false
 		}
-		return nil, false
+		return nil, false, false
 	}
 	// "The client learns the negotiated version by observing the first
 	// long header Version field that differs from the original version."
 	// (RFC 9369, Section 4.1) Only an Initial can teach it (its keys are
 	// the only ones a client can derive for the new version), only once,
 	// and only a version it offered.
-	if c.role != wire.RoleClient || typ != wire.PacketTypeInitial || c.version != c.firstVersion ||
-		c.offeredVersion != 0 || !slices.Contains(c.params.VersionInformation.AvailableVersions, v) {
-		return nil, false
+	if c.role != wire.RoleClient || c.version != c.firstVersion || c.offeredVersion != 0 ||
+		!slices.Contains(c.params.VersionInformation.AvailableVersions, v) {
+		return nil, false, false
 	}
-	_, open = handshake.NewInitialKeys(v, c.initialKeyConnID.Bytes(), true)
-	return open, true
+	switch typ {
+	case wire.PacketTypeInitial:
+		_, open = handshake.NewInitialKeys(v, c.initialKeyConnID.Bytes(), true)
+		return open, true, false
+	case wire.PacketTypeHandshake:
+		return nil, false, true
+	}
+	return nil, false, false
 }
 
 func versionNegotiationError(reason string) error {
