@@ -29,6 +29,7 @@ type Conn struct {
 	resetTokens []wire.StatelessResetToken
 
 	inbound inboundQueue
+	drain   drainState // Conn.Drain
 	wakeCh  chan struct{}
 	// srcAddr is the address the peer's datagrams were last sent to, where
 	// a server's replies leave from on a wildcard socket (run goroutine
@@ -197,6 +198,7 @@ func (c *Conn) publish() {
 	c.snapshot.stats = st.stats()
 	c.mu.Unlock()
 	c.syncResetTokens()
+	c.checkDrained()
 	if st.events.closed {
 		st.events.closed = false
 		err := st.closeErr

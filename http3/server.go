@@ -333,8 +333,17 @@ func (sc *serverConn) shutdown() {
 		sc.idle.Wait()
 	}
 	sc.mu.Unlock()
+	// The responses are written; wait until they arrived before the
+	// CONNECTION_CLOSE, which would discard what is still in flight.
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
+	sc.qc.Drain(ctx)
+	cancel()
 	sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "shutdown")
 }
+
+// shutdownDrainTimeout bounds how long Shutdown waits for the peer to
+// acknowledge the last responses of a connection before closing it.
+const shutdownDrainTimeout = 5 * time.Second
 
 // handleRequest serves one request stream (RFC 9114, Section 4.1).
 func (sc *serverConn) handleRequest(str *quic.Stream) {
