@@ -338,8 +338,25 @@ func (sc *serverConn) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
 	sc.qc.Drain(ctx)
 	cancel()
+	// "Once all accepted requests have been processed, the server can
+	// permit the connection to become idle, or it MAY initiate an
+	// immediate closure of the connection" (RFC 9114, Section 5.2). A
+	// client that got GOAWAY closes the connection itself once its
+	// responses are read (ours does); closing first could still cut off
+	// a response that arrived but that the client has not read yet.
+	t := time.NewTimer(shutdownPeerCloseWait)
+	select {
+	case <-sc.qc.Context().Done():
+	case <-t.C:
+	}
+	t.Stop()
 	sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "shutdown")
 }
+
+// shutdownPeerCloseWait is how long Shutdown leaves a connection whose
+// responses were all acknowledged for the client to close, before it
+// closes it.
+const shutdownPeerCloseWait = time.Second
 
 // shutdownDrainTimeout bounds how long Shutdown waits for the peer to
 // acknowledge the last responses of a connection before closing it.
