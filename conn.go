@@ -183,8 +183,8 @@ func (c *Conn) publish() {
 		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
+		c.t.countHandshake(true, st) // before HandshakeComplete's waiters look
 		close(c.handshakeDone)
-		c.t.countHandshake(true, st)
 		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
 			tls := c.snapshot.tls
 			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
