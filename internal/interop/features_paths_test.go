@@ -97,23 +97,10 @@ func (r *rebindRelay) backAddr() string {
 // Our server follows a quic-go client whose NAT rebinds mid-transfer.
 func TestRebindingQuicGoClientOurServer(t *testing.T) {
 	ctls, stls := testTLS(t)
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	accepted := make(chan *ours.Conn, 1)
-	go func() {
-		c, err := l.Accept(ctx)
-		if err != nil {
-			return
-		}
-		accepted <- c
-		serveEcho(ctx, ourConn{c})
-	}()
-	relay := newRebindRelay(t, l.Addr(), 300)
+	addr, accepted := startOurEcho(t, ctx, stls, nil)
+	relay := newRebindRelay(t, udpAddr(t, addr), 300)
 	c, err := quicgo.DialAddr(ctx, relay.front.LocalAddr().String(), ctls, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,23 +125,10 @@ func TestRebindingQuicGoClientOurServer(t *testing.T) {
 // quic-go's server follows our client whose NAT rebinds mid-transfer.
 func TestRebindingOurClientQuicGoServer(t *testing.T) {
 	ctls, stls := testTLS(t)
-	l, err := quicgo.ListenAddr("127.0.0.1:0", stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	accepted := make(chan *quicgo.Conn, 1)
-	go func() {
-		c, err := l.Accept(ctx)
-		if err != nil {
-			return
-		}
-		accepted <- c
-		serveEcho(ctx, quicGoConn{c})
-	}()
-	relay := newRebindRelay(t, l.Addr(), 300)
+	addr, accepted := startQuicGoEcho(t, ctx, stls, nil)
+	relay := newRebindRelay(t, udpAddr(t, addr), 300)
 	c, err := ours.DialAddr(ctx, relay.front.LocalAddr().String(), ctls, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -265,4 +239,14 @@ func TestMigrationQuicGoClientOurServer(t *testing.T) {
 			t.Fatalf("our server sends to %v, want %v", srv.RemoteAddr(), want)
 		}
 	}
+}
+
+// udpAddr resolves a loopback "host:port".
+func udpAddr(t *testing.T, addr string) *net.UDPAddr {
+	t.Helper()
+	a, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -25,6 +25,24 @@ func offer[T any](ch chan T, c T) {
 	}
 }
 
+// serveEchoConns accepts connections with accept until it fails, echoes
+// every stream of each (wrapped for serveEcho by wrap), and returns the
+// channel the accepted connections are offered on.
+func serveEchoConns[C any](ctx context.Context, accept func(context.Context) (C, error), wrap func(C) peerConn) chan C {
+	accepted := make(chan C, acceptedConns)
+	go func() {
+		for {
+			c, err := accept(ctx)
+			if err != nil {
+				return
+			}
+			offer(accepted, c)
+			go serveEcho(ctx, wrap(c))
+		}
+	}()
+	return accepted
+}
+
 // startQuicGoEcho starts a quic-go server on loopback that echoes every
 // stream, and returns its address and the connections it accepts. It stops
 // with ctx or the test.
@@ -35,18 +53,7 @@ func startQuicGoEcho(t *testing.T, ctx context.Context, stls *tls.Config, conf *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	accepted := make(chan *quicgo.Conn, acceptedConns)
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			offer(accepted, c)
-			go serveEcho(ctx, quicGoConn{c})
-		}
-	}()
-	return l.Addr().String(), accepted
+	return l.Addr().String(), serveEchoConns(ctx, l.Accept, func(c *quicgo.Conn) peerConn { return quicGoConn{c} })
 }
 
 // startOurEcho is startQuicGoEcho for our implementation.
@@ -57,18 +64,7 @@ func startOurEcho(t *testing.T, ctx context.Context, stls *tls.Config, conf *our
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	accepted := make(chan *ours.Conn, acceptedConns)
-	go func() {
-		for {
-			c, err := l.Accept(ctx)
-			if err != nil {
-				return
-			}
-			offer(accepted, c)
-			go serveEcho(ctx, ourConn{c})
-		}
-	}()
-	return l.Addr().String(), accepted
+	return l.Addr().String(), serveEchoConns(ctx, l.Accept, func(c *ours.Conn) peerConn { return ourConn{c} })
 }
 
 // startXNetEcho is startQuicGoEcho for golang.org/x/net/quic.
@@ -83,16 +79,5 @@ func startXNetEcho(t *testing.T, ctx context.Context, stls *tls.Config, conf *xq
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	accepted := make(chan *xquic.Conn, acceptedConns)
-	go func() {
-		for {
-			c, err := e.Accept(ctx)
-			if err != nil {
-				return
-			}
-			offer(accepted, c)
-			go serveEcho(ctx, xConn{c})
-		}
-	}()
-	return e.LocalAddr().String(), accepted
+	return e.LocalAddr().String(), serveEchoConns(ctx, e.Accept, func(c *xquic.Conn) peerConn { return xConn{c} })
 }
