@@ -72,6 +72,9 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 	if d := c.sent.LossDetectionDeadline(); !d.IsZero() && !now.Before(d) {
 		c.sent.OnLossDetectionTimeout(now)
+		if c.sent.ProbesToSend() > 0 {
+			c.resendCryptoInProbes()
+		}
 	}
 	if c.oneRTT != nil {
 		c.oneRTT.OnTimeout(now)
@@ -142,4 +145,27 @@ func (c *connState) onKeepAlive() {
 		c.connSend.RearmBlocked()
 		c.streams.rearmBlocked()
 	}
+}
+
+// resendCryptoInProbes marks the unacknowledged CRYPTO data of the probe
+// space for retransmission, so that the probe packets a probe timeout owes
+// carry it: "Endpoints SHOULD include new data in packets that are sent on
+// PTO expiration. Previously sent data MAY be sent if no new data can be
+// sent" (RFC 9002, Section 6.2.4). During the handshake there is rarely
+// new data, and a probe that repeats the flight (the ClientHello, the
+// server's first flight) replaces a lost one a round trip sooner than a
+// PING, whose acknowledgment must come back before loss is declared. The
+// original frames stay in flight: whichever copy is acknowledged first
+// settles the data.
+func (c *connState) resendCryptoInProbes() {
+	s := c.sent.ProbeSpace()
+	if s == ackhandler.SpaceApplication || c.spaces[s].discarded {
+		return
+	}
+	cs := &c.spaces[s].cryptoSend
+	c.sent.OutstandingFrames(s, func(f *ackhandler.FrameRecord) {
+		if f.Type == wire.FrameTypeCrypto {
+			cs.onLost(f.Offset, int(f.Length), false)
+		}
+	})
 }
