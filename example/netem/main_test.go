@@ -62,7 +62,9 @@ func TestRelay(t *testing.T) {
 	stop := make(chan os.Signal)
 	pr, pw, _ := os.Pipe()
 	done := make(chan int)
-	go func() { done <- run([]string{"-server", srv.LocalAddr().String(), "-delay", "1ms"}, pw, os.Stderr, stop) }()
+	go func() {
+		done <- run([]string{"-server", srv.LocalAddr().String(), "-delay", "1ms"}, pw, os.Stderr, stop)
+	}()
 	line := make([]byte, 200)
 	n, _ := pr.Read(line)
 	f := strings.Fields(string(line[:n]))
