@@ -7,7 +7,6 @@
 package hq
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -92,20 +91,22 @@ func serveStream(s Stream, files Files) {
 }
 
 // ReadRequest reads a request "GET /<path>\r\n" (the line end may be a
-// bare "\n") and returns path without its leading slash.
+// bare "\n") up to the stream's FIN, and returns path without its leading
+// slash. Reading to the FIN finishes the stream's receiving part, which
+// lets the QUIC stack count the stream as done.
 func ReadRequest(r io.Reader) (string, error) {
-	br := bufio.NewReaderSize(io.LimitReader(r, maxRequestLine), 512)
-	line, err := br.ReadString('\n')
-	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+	b, err := io.ReadAll(io.LimitReader(r, maxRequestLine))
+	if err != nil {
 		return "", fmt.Errorf("hq: reading request: %w", err)
 	}
-	if len(line) >= maxRequestLine {
-		return "", errors.New("hq: request line too long")
+	if len(b) >= maxRequestLine {
+		return "", errors.New("hq: request too long")
 	}
-	line = strings.TrimRight(line, "\r\n")
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSuffix(line, "\r")
 	path, ok := strings.CutPrefix(line, "GET /")
 	if !ok {
-		return "", fmt.Errorf("hq: bad request %q", line)
+		return "", fmt.Errorf("hq: bad request %.40q", line)
 	}
 	return path, nil
 }
