@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/internal/netem"
+	"github.com/quicstack/quic/wire"
 )
 
 // On a path whose round trip (1.5 s) exceeds the first probe timeout
@@ -45,4 +47,39 @@ func TestSimProbeRepeatsHandshakeFlight(t *testing.T) {
 	if el := p.sim.Elapsed(); el > 6*time.Second {
 		t.Errorf("handshake took %v on a 1.5 s RTT path", el)
 	}
+}
+
+// When the server's 1-RTT packets around handshake completion are lost,
+// its probe carries the HANDSHAKE_DONE again rather than a bare PING, so
+// the client confirms the handshake one round trip sooner (and stops
+// probing with Handshake packets the server can no longer read).
+// RFC 9002, Section 6.2.4; RFC 9001, Section 4.1.2.
+func TestSimProbeRepeatsHandshakeDone(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 32)
+	p.server.dropOut = func(_ time.Time, d []byte) bool {
+		return len(d) > 0 && d[0]&0x80 == 0 && p.server.c.sent.PTOCount() == 0
+	}
+	var got []wire.FrameType
+	p.run(t, 10*time.Second, func() bool {
+		if p.client.c.onFrame == nil {
+			p.client.c.onFrame = func(s ackhandler.Space, f *wire.Frame) {
+				if s == ackhandler.SpaceApplication && f.Type != wire.FrameTypeAck && f.Type != wire.FrameTypePadding {
+					got = append(got, f.Type)
+				}
+			}
+		}
+		return p.confirmed()
+	})
+	if p.server.droppedOut == 0 {
+		t.Fatal("no server 1-RTT datagram dropped")
+	}
+	for _, ft := range got {
+		if ft == wire.FrameTypeHandshakeDone {
+			return
+		}
+		if ft == wire.FrameTypePing {
+			t.Fatalf("the client got a PING before the HANDSHAKE_DONE: %v", got)
+		}
+	}
+	t.Fatalf("no HANDSHAKE_DONE among %v", got)
 }
