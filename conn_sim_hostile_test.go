@@ -130,3 +130,28 @@ func TestHostilePathChallengeFlood(t *testing.T) {
 		t.Fatalf("client got %d PATH_RESPONSE frames for 50 packets of 100 challenges", n)
 	}
 }
+
+// A server flooding NEW_TOKEN frames: the client keeps at most the token
+// store's per-server bound (RFC 9000, Section 8.1.3 lets a client keep the
+// tokens it wants).
+func TestHostileNewTokenFlood(t *testing.T) {
+	store := NewLRUTokenStore(1, 2)
+	p := newSimPair(t, testLink, &Config{TokenStore: store}, 67)
+	p.client.c.tokenKey = "server"
+	p.connect(t)
+	for i := range 100 {
+		p.injectFrames(p.server, ackhandler.SpaceApplication, wire.NewTokenFrame{Token: []byte{byte(i), 1, 2, 3}}.Append(nil))
+		p.sim.RunFor(time.Millisecond)
+	}
+	p.sim.RunFor(100 * time.Millisecond)
+	if p.client.c.closeState != stateActive {
+		t.Fatalf("client closed: %v", p.client.c.closeErr)
+	}
+	n := 0
+	for store.Get("server") != nil {
+		n++
+	}
+	if n == 0 || n > 2 {
+		t.Fatalf("the store held %d tokens, bound 2", n)
+	}
+}
