@@ -85,3 +85,27 @@ perf:
 	@log=$$(mktemp); cd $(INTEROP) && $(GO) test -count=1 -run '^TestPerf$$' -perf -timeout 60m -v . >$$log 2>&1; \
 	s=$$?; grep -E 'veth: skipped' $$log; sed -n '/^| Measure/,/^[0-9]* CPUs/p' $$log; \
 	if [ $$s -ne 0 ]; then tail -40 $$log; fi; rm -f $$log; exit $$s
+# The QUIC interop runner's cases on loopback through the impairment relay
+# internal/netem (internal/interop/cases_test.go), against ourselves,
+# quic-go and x/net/quic in both roles. `make test` runs them with small
+# files; interop-matrix prints the results matrix (the README's), and
+# interop-full uses the runner's file sizes and durations (several minutes).
+# INTEROP_TRY_UNBUILT=1 also runs the cells of features not built yet.
+.PHONY: interop-matrix interop-full goodput soak
+interop-matrix:
+	cd $(INTEROP) && INTEROP_MATRIX=1 $(GO) test -count=1 -run 'TestInteropCases' -timeout 20m .
+
+interop-full:
+	cd $(INTEROP) && INTEROP_FULL=1 INTEROP_MATRIX=1 $(GO) test -count=1 -run 'TestInteropCases' -timeout 60m .
+
+# The runner's goodput measurement: 10 MiB over 10 Mbit/s, 30 ms RTT and a
+# 25-packet queue, for each of our congestion controllers and quic-go
+# (GOODPUT_RUNS repetitions, default 3; about 3 minutes).
+goodput:
+	cd $(INTEROP) && GOODPUT=1 $(GO) test -count=1 -run 'TestGoodput' -timeout 30m -v . | grep -E '^\||^(ok|FAIL|---)'
+
+# HTTP/3 load through the relay with 2% loss for SOAK_DURATION (default
+# 10m); checks every answer, the goroutine count and the heap at the end.
+SOAK_DURATION ?= 10m
+soak:
+	cd $(INTEROP) && SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run 'TestSoak' -timeout 0 -v .

@@ -90,14 +90,14 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		return false
 	default:
 	}
-	hdr, _, err := wire.ParseLongHeader(d)
+	hdr, pnOff, err := wire.ParseLongHeader(d)
 	if err != nil || hdr.DstConnID.Len() < 8 {
 		return false
 	}
 	if hdr.Type == wire.PacketType0RTT {
 		return l.bufferEarly(time.Now(), hdr.DstConnID, addr, d, bp)
 	}
-	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize {
+	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize || !initialAuthentic(d, hdr, pnOff) {
 		return false
 	}
 	if l.handshakes.Load() >= int64(l.t.MaxHandshakes) || len(l.accept) >= acceptQueueLen {

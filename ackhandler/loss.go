@@ -398,6 +398,23 @@ func (h *SentPacketHandler) DropSpace(now time.Time, space Space) {
 	h.setTimer(now)
 }
 
+// OutstandingFrames calls f for each frame of the outstanding packets of
+// space (sent, neither acknowledged nor declared lost), oldest packet
+// first. It changes no state: the connection uses it to resend
+// unacknowledged CRYPTO data in probe packets.
+func (h *SentPacketHandler) OutstandingFrames(space Space, f func(*FrameRecord)) {
+	s := &h.spaces[space]
+	for i := 0; i < s.packets.n; i++ {
+		e := s.packets.at(s.packets.headPN + wire.PacketNumber(i))
+		if e.state != sentOutstanding {
+			continue
+		}
+		for pos := e.Frames.start; pos < e.Frames.start+uint64(e.Frames.n); pos++ {
+			f(s.frames.at(pos))
+		}
+	}
+}
+
 // Requeue removes every outstanding packet of space from bytes in flight
 // and reports their frames lost to the FrameHandler, without telling the
 // congestion controller, and resets pto_count. It serves the cases where

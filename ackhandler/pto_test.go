@@ -340,3 +340,24 @@ func TestHasAckElicitingInFlight(t *testing.T) {
 		t.Fatal("acknowledged packet still counted")
 	}
 }
+
+// OutstandingFrames lists the frames of packets neither acknowledged nor
+// lost, oldest first, and changes nothing.
+func TestOutstandingFrames(t *testing.T) {
+	e := newEnv(t, wire.RoleClient)
+	for i := range 3 {
+		e.h.AddFrame(SpaceInitial, FrameRecord{Type: wire.FrameTypeCrypto, Offset: uint64(i * 100), Length: 100})
+		e.send(t0, SpaceInitial)
+	}
+	if err := e.h.OnAckReceived(t0.Add(ms(10)), SpaceInitial, ackFrame(1, 1), 3); err != nil {
+		t.Fatal(err)
+	}
+	var offs []uint64
+	e.h.OutstandingFrames(SpaceInitial, func(f *FrameRecord) { offs = append(offs, f.Offset) })
+	if len(offs) != 2 || offs[0] != 0 || offs[1] != 200 {
+		t.Fatalf("outstanding CRYPTO offsets %v, want [0 200]", offs)
+	}
+	if len(e.fh.lost) != 0 || e.h.BytesInFlight() != 2400 {
+		t.Fatalf("state changed: %d lost frames, %d bytes in flight", len(e.fh.lost), e.h.BytesInFlight())
+	}
+}
