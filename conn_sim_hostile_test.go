@@ -148,7 +148,7 @@ func TestHostileNewTokenFlood(t *testing.T) {
 		t.Fatalf("client closed: %v", p.client.c.closeErr)
 	}
 	n := 0
-	for store.Get("server") != nil {
+	for store.Get("server|"+p.client.c.version.String()) != nil {
 		n++
 	}
 	if n == 0 || n > 2 {
