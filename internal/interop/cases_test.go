@@ -169,7 +169,7 @@ func always(reason string) func(pairing) string { return func(pairing) string { 
 
 const (
 	noChaCha          = "Go's crypto/tls cannot limit TLS 1.3 to TLS_CHACHA20_POLY1305_SHA256"
-	noXNetECN         = "x/net/quic neither marks its packets ECT nor reports ECN counts"
+	noXNetECN         = "x/net/quic does not mark its packets ECT (it reports the ECN counts of ours)"
 	noPreferredServer = "the quic-go and x/net/quic servers offer no preferred_address"
 	noPreferredClient = "the quic-go and x/net/quic clients do not move to a server's preferred_address"
 	noXNetResume      = "x/net/quic implements no session resumption"
