@@ -40,6 +40,9 @@ type serverOpts struct {
 	idle       time.Duration
 	handshake  time.Duration                // handshake idle timeout (0: the default)
 	cc         congestion.ControllerFactory // ours only (nil: the default, Cubic)
+	keyUpdate  uint64                       // ours only: Config.KeyUpdateInterval
+	preferred  bool                         // ours only: offer a preferred address (a second socket)
+	trace      bool                         // ours only: record the connections' frames (ourObs)
 }
 
 // clientOpts are what a case asks of a client.
@@ -50,6 +53,8 @@ type clientOpts struct {
 	v2           bool // offer QUIC v2 besides v1
 	idle         time.Duration
 	handshake    time.Duration // handshake timeout
+	keyUpdate    uint64        // ours only: Config.KeyUpdateInterval
+	trace        bool          // ours only: record the connections' frames (ourObs)
 }
 
 // hqServer is a running hq-interop server.
@@ -57,6 +62,9 @@ type hqServer struct {
 	addr     *net.UDPAddr
 	rec      *qlogRecorder // quic-go's events, nil for the others
 	accepted atomic.Int32
+	ours     ourConns     // our connections accepted
+	obs      *ourObs      // their frames, with serverOpts.trace
+	pref     *net.UDPAddr // the preferred address, with serverOpts.preferred
 }
 
 func listenUDP(t *testing.T, ipv6 bool) *net.UDPConn {
@@ -95,7 +103,12 @@ func startHQServer(t *testing.T, ctx context.Context, impl string, stls *tls.Con
 			tr.RequireAddressValidation = func(net.Addr) bool { return true }
 		}
 		t.Cleanup(func() { tr.Close() })
-		conf := &ours.Config{MaxIncomingStreams: o.maxStreams, Allow0RTT: o.allow0RTT, MaxIdleTimeout: o.idle, HandshakeIdleTimeout: o.handshake, Congestion: o.cc}
+		conf := &ours.Config{MaxIncomingStreams: o.maxStreams, Allow0RTT: o.allow0RTT, MaxIdleTimeout: o.idle, HandshakeIdleTimeout: o.handshake, Congestion: o.cc,
+			KeyUpdateInterval: o.keyUpdate}
+		if o.trace {
+			s.obs = &ourObs{}
+			conf.Tracer = s.obs.tracer
+		}
 		if o.v2 {
 			conf.Versions = []wire.Version{wire.Version2, wire.Version1}
 		} else {
@@ -111,12 +124,27 @@ func startHQServer(t *testing.T, ctx context.Context, impl string, stls *tls.Con
 		if err != nil {
 			t.Fatal(err)
 		}
+		if o.preferred {
+			pt := &ours.Transport{Conn: listenUDP(t, o.ipv6)}
+			t.Cleanup(func() { pt.Close() })
+			var err error
+			if o.ipv6 {
+				err = l.SetPreferredAddress(nil, pt)
+			} else {
+				err = l.SetPreferredAddress(pt, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.pref = pt.Conn.LocalAddr().(*net.UDPAddr)
+		}
 		go func() {
 			for {
 				c, err := l.Accept(ctx)
 				if err != nil {
 					return
 				}
+				s.ours.add(c)
 				serve(hq.Ours(c))
 			}
 		}()
@@ -181,6 +209,8 @@ type connInfo struct {
 type hqClient struct {
 	dial func(ctx context.Context, addr *net.UDPAddr, early bool) (hq.Conn, func() connInfo, func(), error)
 	rec  *qlogRecorder // quic-go's events, nil for the others
+	ours ourConns      // our connections dialed
+	obs  *ourObs       // their frames, with clientOpts.trace
 }
 
 // newHQClient returns impl's client. All its connections share one
@@ -198,14 +228,20 @@ func newHQClient(t *testing.T, impl string, ctls *tls.Config, o clientOpts) *hqC
 	case implOurs:
 		tr := &ours.Transport{Conn: listenUDP(t, o.ipv6)}
 		t.Cleanup(func() { tr.Close() })
-		conf := &ours.Config{MaxIdleTimeout: o.idle, HandshakeIdleTimeout: o.handshake, Versions: []wire.Version{wire.Version1}}
+		conf := &ours.Config{MaxIdleTimeout: o.idle, HandshakeIdleTimeout: o.handshake, Versions: []wire.Version{wire.Version1},
+			KeyUpdateInterval: o.keyUpdate}
+		hc := &hqClient{}
+		if o.trace {
+			hc.obs = &ourObs{}
+			conf.Tracer = hc.obs.tracer
+		}
 		if o.v2 {
 			conf.Versions = []wire.Version{wire.Version1, wire.Version2}
 		}
 		if o.smallWindows {
 			conf.InitialStreamReceiveWindow, conf.InitialConnectionReceiveWindow = smallStream, smallConn
 		}
-		return &hqClient{dial: func(ctx context.Context, addr *net.UDPAddr, early bool) (hq.Conn, func() connInfo, func(), error) {
+		hc.dial = func(ctx context.Context, addr *net.UDPAddr, early bool) (hq.Conn, func() connInfo, func(), error) {
 			var c *ours.Conn
 			var err error
 			if early && o.early {
@@ -216,13 +252,15 @@ func newHQClient(t *testing.T, impl string, ctls *tls.Config, o clientOpts) *hqC
 			if err != nil {
 				return nil, nil, nil, err
 			}
+			hc.ours.add(c)
 			info := func() connInfo {
 				<-c.HandshakeComplete()
 				st := c.ConnectionState()
 				return connInfo{st.TLS.DidResume, st.Used0RTT, st.Version.String()}
 			}
 			return hq.Ours(c), info, func() { c.CloseWithError(0, "") }, nil
-		}}
+		}
+		return hc
 	case implQuicGo:
 		rec := &qlogRecorder{}
 		tr := &quicgo.Transport{Conn: listenUDP(t, o.ipv6)}

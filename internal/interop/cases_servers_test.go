@@ -30,7 +30,7 @@ import (
 func startCaseServer(t *testing.T, ctx context.Context, c *interopCase, p pairing, stls *tls.Config, files map[string][]byte, r *caseRun) *net.UDPAddr {
 	t.Helper()
 	if !c.h3 {
-		r.srv = startHQServer(t, ctx, p.server, stls, c.server, hq.MapFiles(files))
+		r.srv = startHQServer(t, ctx, p.server, stls, c.serverOpts(p), hq.MapFiles(files))
 		return r.srv.addr
 	}
 	r.srv = &hqServer{}

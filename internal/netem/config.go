@@ -108,6 +108,13 @@ type Config struct {
 	// Logf, if not nil, receives a line per decision other than plain
 	// delivery (drops, corruptions, duplicates, rebinds).
 	Logf func(format string, args ...any)
+	// ECN carries the ECN codepoint of each datagram across the relay
+	// (RFC 3168; RFC 9000, Section 13.4): it reads it on receipt
+	// (IP_RECVTOS, IPV6_RECVTCLASS) and sends the datagram with it
+	// (IP_TOS, IPV6_TCLASS), and records it in the packet log. Linux
+	// only: New fails elsewhere. Default false: the relay bleaches ECN,
+	// like a path that does not support it.
+	ECN bool
 	// RecordBytes is how many bytes of a short-header datagram the packet
 	// log keeps (long-header datagrams are kept whole); default 64.
 	// Negative disables the packet log.

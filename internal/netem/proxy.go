@@ -65,6 +65,7 @@ type pendingDatagram struct {
 	seq  uint64
 	data []byte
 	fl   *flow
+	ecn  byte // the ECN codepoint to send it with (Config.ECN)
 }
 
 type pendingHeap []pendingDatagram
@@ -106,6 +107,12 @@ func New(cfg Config) (*Proxy, error) {
 	down, err := net.ListenUDP("udp", la)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ECN {
+		if err := enableECN(down, la.IP.To4() == nil); err != nil {
+			down.Close()
+			return nil, err
+		}
 	}
 	p := &Proxy{
 		cfg:   cfg,
@@ -183,8 +190,9 @@ func (p *Proxy) logf(format string, args ...any) {
 func (p *Proxy) readDown() {
 	defer p.wg.Done()
 	buf := make([]byte, maxDatagram)
+	oob := make([]byte, 128)
 	for {
-		n, from, err := p.down.ReadFromUDPAddrPort(buf)
+		n, oobn, _, from, err := p.down.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
 			if p.isClosed() {
 				return
@@ -197,7 +205,7 @@ func (p *Proxy) readDown() {
 			p.logf("%v: no upstream socket: %v", from, err)
 			continue
 		}
-		p.arrive(p.lines[ToServer], fl, buf[:n])
+		p.arrive(p.lines[ToServer], fl, buf[:n], p.ecnOf(oob[:oobn]))
 	}
 }
 
@@ -241,7 +249,22 @@ func (p *Proxy) listenUp(newAddr bool) (*net.UDPConn, error) {
 	} else if newAddr {
 		ip = net.IPv4(127, 0, 0, byte(2+p.rng.IntN(253)))
 	}
-	return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+	up, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+	if err == nil && p.cfg.ECN {
+		if err = enableECN(up, ip.To4() == nil); err != nil {
+			up.Close()
+		}
+	}
+	return up, err
+}
+
+// ecnOf returns the ECN codepoint of a datagram received with control
+// messages oob, 0 (Not-ECT) unless the proxy carries ECN.
+func (p *Proxy) ecnOf(oob []byte) byte {
+	if !p.cfg.ECN || len(oob) == 0 {
+		return 0
+	}
+	return parseECN(oob)
 }
 
 // readUp reads the server's datagrams to flow f on socket up, until up
@@ -249,21 +272,22 @@ func (p *Proxy) listenUp(newAddr bool) (*net.UDPConn, error) {
 func (p *Proxy) readUp(f *flow, up *net.UDPConn) {
 	defer p.wg.Done()
 	buf := make([]byte, maxDatagram)
+	oob := make([]byte, 128)
 	for {
-		n, err := up.Read(buf)
+		n, oobn, _, _, err := up.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue // ICMP errors on loopback
 		}
-		p.arrive(p.lines[ToClient], f, buf[:n])
+		p.arrive(p.lines[ToClient], f, buf[:n], p.ecnOf(oob[:oobn]))
 	}
 }
 
 // arrive applies the scenario and the link to datagram d arriving on l,
 // records it, and puts the copies to deliver on the delay line.
-func (p *Proxy) arrive(l *line, f *flow, d []byte) {
+func (p *Proxy) arrive(l *line, f *flow, d []byte, ecn byte) {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -277,7 +301,7 @@ func (p *Proxy) arrive(l *line, f *flow, d []byte) {
 		}
 	}
 	p.stats.Received[l.dir]++
-	p.record(elapsed, l.dir, f, d, v)
+	p.record(elapsed, l.dir, f, d, v, ecn)
 	if v.drop != "" {
 		p.stats.Dropped[l.dir]++
 		p.logf("%v #%d %dB dropped (%s)", l.dir, l.decider.index, len(d), v.drop)
@@ -290,11 +314,11 @@ func (p *Proxy) arrive(l *line, f *flow, d []byte) {
 		p.logf("%v #%d %dB byte %d corrupted", l.dir, l.decider.index, len(d), v.corruptAt)
 	}
 	at = at.Add(v.extraDelay)
-	p.push(l, pendingDatagram{at: at, data: data, fl: f})
+	p.push(l, pendingDatagram{at: at, data: data, fl: f, ecn: ecn})
 	if v.duplicate {
 		p.stats.Duplicated[l.dir]++
 		p.logf("%v #%d %dB duplicated", l.dir, l.decider.index, len(d))
-		p.push(l, pendingDatagram{at: at, data: append([]byte(nil), data...), fl: f})
+		p.push(l, pendingDatagram{at: at, data: append([]byte(nil), data...), fl: f, ecn: ecn})
 	}
 }
 
@@ -311,7 +335,7 @@ func (p *Proxy) push(l *line, pd pendingDatagram) {
 
 // record appends datagram d and its verdict to the packet log. Called
 // with p.mu held.
-func (p *Proxy) record(elapsed time.Duration, dir Direction, f *flow, d []byte, v verdict) {
+func (p *Proxy) record(elapsed time.Duration, dir Direction, f *flow, d []byte, v verdict, ecn byte) {
 	if p.cfg.RecordBytes < 0 {
 		return
 	}
@@ -322,7 +346,7 @@ func (p *Proxy) record(elapsed time.Duration, dir Direction, f *flow, d []byte, 
 	p.log = append(p.log, Record{
 		At: elapsed, Dir: dir, Index: p.lines[dir].decider.index, Size: len(d),
 		Data: append([]byte(nil), d[:keep]...), Verdict: v.String(), Dropped: v.drop != "",
-		Client: f.client, Upstream: addrPortOf(f.up.LocalAddr()),
+		Client: f.client, Upstream: addrPortOf(f.up.LocalAddr()), ECN: ecn,
 	})
 }
 
@@ -356,10 +380,11 @@ func (p *Proxy) release(l *line) {
 		p.stats.Delivered[l.dir] += len(due)
 		p.mu.Unlock()
 		for i, pd := range due {
+			oob := ecnControl(pd.ecn, p.cfg.Server.IP.To4() == nil)
 			if l.dir == ToServer {
-				ups[i].WriteToUDP(pd.data, p.cfg.Server)
+				ups[i].WriteMsgUDP(pd.data, oob, p.cfg.Server)
 			} else {
-				p.down.WriteToUDPAddrPort(pd.data, pd.fl.client)
+				p.down.WriteMsgUDPAddrPort(pd.data, oob, pd.fl.client)
 			}
 		}
 		timer.Reset(wait)
@@ -434,6 +459,10 @@ type Record struct {
 	// Client is the client's address; Upstream the proxy's address the
 	// server saw for the flow (it changes with rebinds).
 	Client, Upstream netip.AddrPort
+	// ECN is the datagram's ECN codepoint as it arrived (the two ECN bits
+	// of RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE); always 0 unless
+	// Config.ECN.
+	ECN byte
 }
 
 func (r Record) String() string {
