@@ -183,13 +183,15 @@ func (c *Conn) publish() {
 		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
-		c.t.countHandshake(true, st) // before HandshakeComplete's waiters look
-		close(c.handshakeDone)
+		// Statistics and the tracer first: what waits for the handshake
+		// (Dial, HandshakeComplete) may look at them at once.
+		c.t.countHandshake(true, st)
 		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
 			tls := c.snapshot.tls
 			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
 				ALPN: tls.NegotiatedProtocol, Used0RTT: st.used0RTT, Resumed: tls.DidResume})
 		}
+		close(c.handshakeDone)
 	}
 	c.publishPath()
 	st.tracePoll()
