@@ -54,7 +54,7 @@ const bufSize = 256 << 10
 // NewWriter writes the header of a trace of one connection to w: the
 // vantage point ("client" or "server"), the original destination
 // connection ID as the group ID (hex), and a title. Close flushes and
-// closes w.
+// closes w, and ends the goroutine that writes to it; it must be called.
 func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
 	qw := &Writer{
 		cur: make([]byte, 0, bufSize), start: time.Now(), now: time.Now,
