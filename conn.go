@@ -65,6 +65,7 @@ type Conn struct {
 	publishedOK   bool // publishedPath was validated
 	local         net.Addr
 	started       time.Time // when the connection started, for statistics
+	appTracer     any       // the Tracer's Application field, set before the connection runs
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run

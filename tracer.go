@@ -55,6 +55,13 @@ type Tracer struct {
 	// connection ends (it may still send a CONNECTION_CLOSE or wait in
 	// the draining state afterwards).
 	ConnectionClosed func(err error)
+	// Application is a tracer for the application protocol that runs on
+	// the connection, such as an *http3.Tracer, which the protocol's
+	// package finds with Conn.ApplicationTracer so that its events go to
+	// the same trace. Package quic does not use it; unlike the functions
+	// above, the application's tracer is called from the application's
+	// goroutines, possibly concurrently.
+	Application any
 	// Done is called last, when the connection's state is gone; the
 	// Tracer gets no more calls. A tracer that writes a file closes it
 	// here.

@@ -34,7 +34,11 @@ func (c *Config) newTracer(conn *Conn, isClient bool, odcid ConnectionID) *Trace
 	if c.Tracer == nil {
 		return nil
 	}
-	return c.Tracer(conn.ctx, isClient, odcid)
+	t := c.Tracer(conn.ctx, isClient, odcid)
+	if t != nil {
+		conn.appTracer = t.Application
+	}
+	return t
 }
 
 // traceStart reports the connection's start, its transport parameters

@@ -149,6 +149,7 @@ func (b *body) read(p []byte) (int, error) {
 		if err != nil {
 			return 0, truncated(err)
 		}
+		b.c.traceFrame(b.str.StreamID(), &f)
 		switch f.Type {
 		case frameData:
 			b.remaining = f.Length

@@ -424,6 +424,9 @@ func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request, gate *conti
 			if _, werr := str.Write(appendDataFrameHeader(hdr[:0], uint64(n))); werr != nil {
 				return
 			}
+			if cc.tr != nil {
+				cc.traceCreated(FrameInfo{StreamID: str.StreamID(), Type: frameData, Length: uint64(n)})
+			}
 			if _, werr := str.Write(buf[:n]); werr != nil {
 				return
 			}

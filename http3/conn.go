@@ -56,6 +56,8 @@ type connection struct {
 	closeOnce sync.Once
 
 	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
+
+	tr *Tracer // nil: not traced (tracer.go)
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -79,6 +81,7 @@ func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connec
 		}),
 		decUpdate:        make(chan struct{}),
 		peerSettingsDone: make(chan struct{}),
+		tr:               tracerOf(qc),
 	}
 }
 
@@ -101,10 +104,14 @@ func (c *connection) start() error {
 	}
 	var err error
 	c.ctrlMu.Lock()
-	c.ctrl, err = open(streamTypeControl, appendSettingsFrame(nil, c.ours))
+	settingsFrame := appendSettingsFrame(nil, c.ours)
+	c.ctrl, err = open(streamTypeControl, settingsFrame)
 	c.ctrlMu.Unlock()
 	if err != nil {
 		return err
+	}
+	if c.tr != nil {
+		c.traceWritten(c.ctrl.StreamID(), settingsFrame)
 	}
 	c.qmu.Lock()
 	c.encStream, err = open(streamTypeEncoder, nil)
@@ -130,6 +137,9 @@ func (c *connection) writeControl(b []byte) error {
 		return errors.New("http3: control stream not open")
 	}
 	_, err := c.ctrl.Write(b)
+	if c.tr != nil && err == nil {
+		c.traceWritten(c.ctrl.StreamID(), b)
+	}
 	return err
 }
 
@@ -166,6 +176,9 @@ func (c *connection) encodeHeaders(id quic.StreamID, fields []qpack.HeaderField)
 		if _, err := c.encStream.Write(ins); err != nil {
 			return nil, err
 		}
+	}
+	if c.tr != nil {
+		c.traceCreated(FrameInfo{StreamID: id, Type: frameHeaders, Length: uint64(len(block)), Headers: fields})
 	}
 	return appendHeadersFrame(nil, block), nil
 }
@@ -204,6 +217,9 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 			return nil, errHeadersTooLarge
 		case err != nil:
 			return nil, c.fail(err)
+		}
+		if c.tr != nil {
+			c.traceParsed(FrameInfo{StreamID: id, Type: frameHeaders, Length: uint64(len(block)), Headers: fields})
 		}
 		return fields, nil
 	}
@@ -272,7 +288,7 @@ func (c *connection) handleUniStream(rs *quic.ReceiveStream) {
 			c.closeWithError(ErrCodeStreamCreationError, "second control stream")
 			return
 		}
-		c.criticalStreamEnded(c.readControl(br))
+		c.criticalStreamEnded(c.readControl(br, rs.StreamID()))
 	case streamTypeEncoder, streamTypeDecoder:
 		flag := &c.haveEnc
 		if typ == streamTypeDecoder {
@@ -334,7 +350,7 @@ func (c *connection) readQPACKStream(br *bufio.Reader, typ uint64) error {
 }
 
 // readControl reads the peer's control stream (RFC 9114, Section 6.2.1).
-func (c *connection) readControl(br *bufio.Reader) error {
+func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 	f, err := readFrame(br)
 	if err == io.EOF {
 		return err
@@ -342,6 +358,7 @@ func (c *connection) readControl(br *bufio.Reader) error {
 	if err != nil {
 		return truncated(err)
 	}
+	c.traceFrame(id, &f)
 	if f.Type != frameSettings {
 		// "If the first frame of the control stream is any other frame
 		// type, this MUST be treated as a connection error of type
@@ -369,6 +386,7 @@ func (c *connection) readControl(br *bufio.Reader) error {
 		if err != nil {
 			return truncated(err)
 		}
+		c.traceFrame(id, &f)
 		switch f.Type {
 		case frameGoaway:
 			if err := c.handleGoaway(f.ID); err != nil {

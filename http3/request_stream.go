@@ -108,6 +108,9 @@ func (s *RequestStream) Write(p []byte) (int, error) {
 	if _, err := s.str.Write(appendDataFrameHeader(s.hdr[:0], uint64(len(p)))); err != nil {
 		return 0, err
 	}
+	if s.c.tr != nil {
+		s.c.traceCreated(FrameInfo{StreamID: s.str.StreamID(), Type: frameData, Length: uint64(len(p))})
+	}
 	return s.str.Write(p)
 }
 

@@ -253,6 +253,9 @@ func (w *responseWriter) writeData(p []byte) error {
 		w.err = err
 		return err
 	}
+	if w.sc.tr != nil {
+		w.sc.traceCreated(FrameInfo{StreamID: w.str.StreamID(), Type: frameData, Length: uint64(len(p))})
+	}
 	if _, err := w.bw.Write(p); err != nil {
 		w.err = err
 		return err

@@ -116,3 +116,109 @@ func benchTransfer(b *testing.B, conf *quic.Config) {
 		c.CloseWithError(0, "")
 	}
 }
+
+// BenchmarkTracingCost measures what qlog costs a bulk transfer: each
+// iteration moves 8 MB over loopback on a new connection without tracing
+// and then 8 MB with qlog files written (to a temporary directory),
+// alternating so that both see the same machine load. It reports the
+// throughput of each (off-MB/s, on-MB/s), their ratio (on/off, 1 = no
+// cost) and the CPU time per MiB of each. In "server" only the server
+// traces, as an operator would; in "both" each end writes its file, so
+// one process (two cores here) does twice the tracing of one endpoint.
+func BenchmarkTracingCost(b *testing.B) {
+	b.Run("server", func(b *testing.B) { benchTracingCost(b, false) })
+	b.Run("both", func(b *testing.B) { benchTracingCost(b, true) })
+}
+
+func benchTracingCost(b *testing.B, clientToo bool) {
+	const size = 8 << 20
+	stls, ctls := tlsConfigs(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := b.TempDir()
+	type side struct {
+		server, client *quic.Config
+		l              *quic.Listener
+		wall, cpu      time.Duration
+		transfers      int
+	}
+	on := &side{server: &quic.Config{Tracer: qlog.DirTracer(dir)}}
+	if clientToo {
+		on.client = on.server
+	}
+	sides := [2]*side{{}, on}
+	cudp, _ := net.ListenPacket("udp", "127.0.0.1:0")
+	cli := &quic.Transport{Conn: cudp}
+	defer func() { cli.Close(); cudp.Close() }()
+	for _, s := range sides {
+		sudp, _ := net.ListenPacket("udp", "127.0.0.1:0")
+		srv := &quic.Transport{Conn: sudp}
+		defer func() { srv.Close(); sudp.Close() }()
+		l, err := srv.Listen(stls, s.server)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.l = l
+		go serveDiscard(ctx, l)
+	}
+	buf := make([]byte, 64<<10)
+	transfer := func(s *side) {
+		start, cpu0 := time.Now(), cpuTime()
+		c, err := cli.Dial(ctx, s.l.Addr(), ctls, s.client)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := c.OpenStreamSync(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; n < size; n += len(buf) {
+			if _, err := st.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st.CloseWrite()
+		io.Copy(io.Discard, st)
+		c.CloseWithError(0, "")
+		s.wall += time.Since(start)
+		s.cpu += cpuTime() - cpu0
+		s.transfers++
+	}
+	b.SetBytes(2 * size)
+	for i := 0; b.Loop(); i++ {
+		// Alternate which goes first, so that neither always follows the
+		// other's trailing work (closing connections, flushing files).
+		transfer(sides[i%2])
+		transfer(sides[1-i%2])
+	}
+	mbps := func(s *side) float64 { return float64(s.transfers*size) / 1e6 / s.wall.Seconds() }
+	cpuPerMiB := func(s *side) float64 {
+		return float64(s.cpu.Microseconds()) / float64(s.transfers*size>>20)
+	}
+	b.ReportMetric(mbps(sides[0]), "off-MB/s")
+	b.ReportMetric(mbps(sides[1]), "on-MB/s")
+	b.ReportMetric(mbps(sides[1])/mbps(sides[0]), "on/off")
+	b.ReportMetric(cpuPerMiB(sides[0]), "off-cpu-us/MiB")
+	b.ReportMetric(cpuPerMiB(sides[1]), "on-cpu-us/MiB")
+}
+
+// serveDiscard reads every stream of every connection l accepts to its
+// end, then closes it.
+func serveDiscard(ctx context.Context, l *quic.Listener) {
+	for {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			return
+		}
+		go func() {
+			for {
+				s, err := c.AcceptStream(ctx)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, s)
+				s.Close()
+			}
+		}()
+	}
+}

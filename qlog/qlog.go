@@ -4,7 +4,8 @@
 // which tools such as qvis (https://qvis.quictools.info) display:
 // connection start and close, every packet sent, received, dropped or
 // lost with its frames, RTT and congestion-window updates, key updates
-// and transport parameters.
+// and transport parameters, and the HTTP/3 frames and settings of package
+// http3 connections (draft-ietf-quic-qlog-h3-events).
 //
 // Set the hook on a quic.Config:
 //

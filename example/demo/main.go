@@ -13,14 +13,12 @@
 // checking every byte. It then closes the client's transport and connects
 // again with the same TLS session cache to fetch "/" once more, and
 // reports whether the TLS session was resumed, as both ends saw it.
-//
-// http3.Transport does not dial with 0-RTT yet, so the demo then shows
-// 0-RTT one layer down: HTTP/0.9 over QUIC (ALPN hq-interop) to the same
-// server, first on a new connection to get a session ticket, then on a
-// resumed connection that sends its request in 0-RTT (Transport.DialEarly),
-// and reports whether the server accepted it. Every connection writes a
-// qlog file on each side, in -qlog DIR, $QLOGDIR or a new temporary
-// directory, whose name is printed.
+// Last it reconnects once more with an http3.Transport that sends its
+// request in 0-RTT (Allow0RTT, same session cache) to a server that allows
+// it (QUICConfig.Allow0RTT), and reports whether 0-RTT was accepted, as
+// both ends saw it, with the handshake time and the time to the response
+// headers. Every connection writes a qlog file on each side, in -qlog DIR,
+// $QLOGDIR or a new temporary directory, whose name is printed.
 //
 // Every figure printed is measured by the run. Sizes use decimal units
 // (1 KB = 1000 bytes). It exits with status 0 on success, 1 if anything
@@ -54,7 +52,6 @@ import (
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3"
 	"github.com/quicstack/quic/internal/cli"
-	"github.com/quicstack/quic/internal/hq"
 	"github.com/quicstack/quic/qlog"
 )
 
@@ -146,7 +143,8 @@ func run(args []string, out io.Writer) error {
 
 	// Server. The demo accepts the QUIC connections itself and hands each
 	// to Server.ServeConn, so that it can report the QUIC version and the
-	// server's view of resumption and 0-RTT for every connection.
+	// server's view of resumption and 0-RTT for every connection (once its
+	// handshake is complete).
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -172,7 +170,7 @@ func run(args []string, out io.Writer) error {
 		tracer = qlog.DirTracer(qlogDir)
 	}
 	srv := &http3.Server{Handler: mux}
-	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{http3.NextProtoH3, hq.ALPN}}
+	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{http3.NextProtoH3}}
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("server: listening: %w", err)
@@ -180,7 +178,9 @@ func run(args []string, out io.Writer) error {
 	defer udp.Close()
 	serverTransport := &quic.Transport{Conn: udp}
 	defer serverTransport.Close()
-	l, err := serverTransport.Listen(serverTLS, &quic.Config{Allow0RTT: true, Tracer: tracer})
+	// ListenEarly: connections are handed to the server before their
+	// handshake completes, so that it can answer requests sent in 0-RTT.
+	l, err := serverTransport.ListenEarly(serverTLS, &quic.Config{Allow0RTT: true, Tracer: tracer})
 	if err != nil {
 		return fmt.Errorf("server: listening: %w", err)
 	}
@@ -194,16 +194,18 @@ func run(args []string, out io.Writer) error {
 			if err != nil {
 				return
 			}
-			st := qc.ConnectionState()
-			select {
-			case accepted <- st:
-			default:
-			}
-			if st.TLS.NegotiatedProtocol == hq.ALPN {
-				go hq.ServeConn(acceptCtx, qc, mux)
-			} else {
-				go srv.ServeConn(qc)
-			}
+			go srv.ServeConn(qc)
+			go func() {
+				select {
+				case <-qc.HandshakeComplete():
+				case <-qc.Context().Done():
+					return
+				}
+				select {
+				case accepted <- qc.ConnectionState():
+				default:
+				}
+			}()
 		}
 	}()
 	defer func() {
@@ -214,7 +216,7 @@ func run(args []string, out io.Writer) error {
 		}
 	}()
 	addr := l.Addr().String()
-	fmt.Fprintf(out, "server: listening on %s (HTTP/3 and HTTP/0.9 over QUIC; certificate: self-signed ECDSA P-256 for 127.0.0.1, localhost)\n", addr)
+	fmt.Fprintf(out, "server: listening on %s (HTTP/3, 0-RTT allowed; certificate: self-signed ECDSA P-256 for 127.0.0.1, localhost)\n", addr)
 
 	// Client. The session cache is shared by the two transports so that
 	// the second connection can resume the first one's TLS session.
@@ -310,19 +312,42 @@ func run(args []string, out io.Writer) error {
 	printHeaders(out, *verbose, resp)
 	tr2.Close()
 
-	// 0-RTT. http3.Transport dials without 0-RTT, so the demo shows it
-	// one layer down: HTTP/0.9 over QUIC (ALPN hq-interop) to the same
-	// server, a first connection for a session ticket and a second that
-	// sends its request in 0-RTT with Transport.DialEarly.
-	first, early, sc3, err := zeroRTT(addr, pool, accepted, &quic.Config{Tracer: tracer})
+	// 0-RTT: a third transport, with the same session cache, that sends
+	// GET and HEAD requests in 0-RTT on resumed connections.
+	tr3 := &http3.Transport{TLSClientConfig: clientTLS, QUICConfig: clientConf, Allow0RTT: true}
+	defer tr3.Close()
+	client = &http.Client{Transport: tr3, Timeout: 60 * time.Second}
+	start = time.Now()
+	resp, err = client.Get(base + "/")
+	if err != nil {
+		return fmt.Errorf("0-RTT: GET /: %w", err)
+	}
+	headers = time.Since(start)
+	body, err = readAll(resp)
+	if err != nil {
+		return fmt.Errorf("0-RTT: GET /: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Hello over HTTP/3")) {
+		return fmt.Errorf("0-RTT: GET /: status %s, %d bytes: not the demo page", resp.Status, len(body))
+	}
+	sc3, err := serverState(accepted)
 	if err != nil {
 		return fmt.Errorf("0-RTT: %w", err)
 	}
-	fmt.Fprintf(out, "0-RTT: http3.Transport does not dial with 0-RTT yet; shown with HTTP/0.9 over QUIC (hq-interop) on the same server:\n")
-	fmt.Fprintf(out, "0-RTT: 1-RTT connection GET / in %s; resumed connection with the request in 0-RTT: GET / in %s, 0-RTT accepted: %s (server: %s)\n",
-		formatMs(first), formatMs(early.elapsed), yesNo(early.used0RTT), yesNo(sc3.Used0RTT))
+	// The client's view comes from its handshake record (the tracer's
+	// HandshakeComplete), the server's from its connection state.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	hs := handshakes.Wait(ctx, 3)
+	cancel()
+	if len(hs) < 3 {
+		return errors.New("0-RTT: the client did not report its handshake")
+	}
+	fmt.Fprintf(out, "0-RTT: GET / %d  handshake %s  time to headers %s  request sent in 0-RTT, accepted: %s (server: %s)\n",
+		resp.StatusCode, formatMs(hs[2].Duration), formatMs(headers), yesNo(hs[2].Used0RTT), yesNo(sc3.Used0RTT))
+	printHeaders(out, *verbose, resp)
 	fmt.Fprintln(out, "0-RTT: (on loopback a round trip costs almost nothing, so 0-RTT saves little time here; across a network it saves one RTT)")
-	if !early.used0RTT || !sc3.Used0RTT {
+	tr3.Close()
+	if !hs[2].Used0RTT || !sc3.Used0RTT {
 		return errors.New("the server did not accept 0-RTT")
 	}
 	if qlogDir == "off" {
@@ -346,65 +371,6 @@ func handshakeTime(h *cli.Handshakes, i int) string {
 		return formatMs(l[i].Duration)
 	}
 	return "unknown"
-}
-
-// earlyResult is what the 0-RTT connection saw.
-type earlyResult struct {
-	elapsed  time.Duration
-	used0RTT bool
-}
-
-// zeroRTT fetches "/" with HTTP/0.9 over QUIC twice: on a new connection,
-// and on a resumed one that sends the request in 0-RTT. It returns the
-// time each took from the start of the connection to the last byte of
-// the response, and the server's view of the second connection.
-func zeroRTT(addr string, pool *x509.CertPool, accepted <-chan quic.ConnectionState, conf *quic.Config) (time.Duration, earlyResult, quic.ConnectionState, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	raddr, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return 0, earlyResult{}, quic.ConnectionState{}, err
-	}
-	udp, err := net.ListenUDP("udp", nil)
-	if err != nil {
-		return 0, earlyResult{}, quic.ConnectionState{}, err
-	}
-	defer udp.Close()
-	tr := &quic.Transport{Conn: udp}
-	defer tr.Close()
-	tickets := cli.NewTicketCache()
-	tc := &tls.Config{RootCAs: pool, ServerName: "localhost", NextProtos: []string{hq.ALPN}, ClientSessionCache: tickets}
-	var first time.Duration
-	var res earlyResult
-	for i, dial := range []func(context.Context, net.Addr, *tls.Config, *quic.Config) (*quic.Conn, error){tr.Dial, tr.DialEarly} {
-		start := time.Now()
-		c, err := dial(ctx, raddr, tc, conf)
-		if err != nil {
-			return 0, res, quic.ConnectionState{}, err
-		}
-		s, err := hq.Get(ctx, c, "/")
-		if err != nil {
-			return 0, res, quic.ConnectionState{}, err
-		}
-		body, err := io.ReadAll(s)
-		if err != nil || !bytes.Contains(body, []byte("HTTP/0.9")) {
-			return 0, res, quic.ConnectionState{}, fmt.Errorf("GET / over hq-interop: %q, %v", body, err)
-		}
-		elapsed := time.Since(start)
-		if i == 0 {
-			first = elapsed
-			if !tickets.WaitTicket(ctx, 0) {
-				return 0, res, quic.ConnectionState{}, errors.New("no session ticket")
-			}
-		} else {
-			<-c.HandshakeComplete()
-			res = earlyResult{elapsed: elapsed, used0RTT: c.ConnectionState().Used0RTT}
-		}
-		c.CloseWithError(0, "")
-	}
-	<-accepted // the first hq connection
-	sc, err := serverState(accepted)
-	return first, res, sc, err
 }
 
 // serverState returns the state of the connection the server accepted

@@ -36,6 +36,7 @@ func NewTracer(w *Writer, isClient bool) *quic.Tracer {
 		HandshakeComplete: t.handshakeComplete,
 		ConnectionClosed:  t.connectionClosed,
 		Done:              func() { w.Close() },
+		Application:       newH3Tracer(w),
 	}
 }
 

@@ -9,7 +9,6 @@
 package qlog
 
 import (
-	"bufio"
 	"io"
 	"strconv"
 	"sync"
@@ -31,25 +30,40 @@ const (
 const recordSeparator = 0x1e
 
 // A Writer writes one trace. Its methods may be called from several
-// goroutines.
+// goroutines. Events are encoded into a buffer; a full buffer is handed
+// to a goroutine of the Writer that writes it out while encoding goes on
+// in another, so that the connection that traces does not wait for the
+// file system.
 type Writer struct {
 	mu    sync.Mutex
-	w     *bufio.Writer
-	c     io.Closer
+	cur   []byte // the buffer events are encoded into
 	start time.Time
-	buf   []byte // the event being encoded
-	err   error
 	now   func() time.Time
 	last  time.Duration // time of the last event: times never go back
+	full  chan []byte   // buffers to write, to the write goroutine
+	free  chan []byte   // written buffers, back from it
+	done  chan struct{} // closed when the write goroutine has ended
+	err   error         // the write goroutine's first error; read after done
+	c     io.WriteCloser
+	open  bool
 }
+
+// bufSize is the size of each of the Writer's buffers.
+const bufSize = 256 << 10
 
 // NewWriter writes the header of a trace of one connection to w: the
 // vantage point ("client" or "server"), the original destination
 // connection ID as the group ID (hex), and a title. Close flushes and
-// closes w.
+// closes w, and ends the goroutine that writes to it; it must be called.
 func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
-	qw := &Writer{w: bufio.NewWriterSize(w, 256<<10), c: w, start: time.Now(), now: time.Now}
-	b := append(qw.buf[:0], recordSeparator)
+	qw := &Writer{
+		cur: make([]byte, 0, bufSize), start: time.Now(), now: time.Now,
+		full: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan struct{}),
+		c: w, open: true,
+	}
+	qw.free <- make([]byte, 0, bufSize)
+	go qw.writeLoop()
+	b := append(qw.cur, recordSeparator)
 	b = append(b, `{"file_schema":"`+FileSchema+`","serialization_format":"`+SerializationFormat+`","title":`...)
 	b = appendString(b, title)
 	b = append(b, `,"trace":{"common_fields":{"ODCID":`...)
@@ -61,9 +75,20 @@ func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
 	b = append(b, `}},"vantage_point":{"name":"quicstack","type":`...)
 	b = appendString(b, vantage)
 	b = append(b, `},"event_schemas":["`+QUICEventSchema+`","`+HTTP3EventSchema+`"]}}`+"\n"...)
-	qw.buf = b
-	qw.flushEvent()
+	qw.cur = b
 	return qw
+}
+
+// writeLoop writes the buffers handed to it, in order, until full is
+// closed. After an error it only returns the buffers.
+func (w *Writer) writeLoop() {
+	defer close(w.done)
+	for b := range w.full {
+		if w.err == nil {
+			_, w.err = w.c.Write(b)
+		}
+		w.free <- b[:0]
+	}
 }
 
 // Event starts an event named name and returns the buffer to append the
@@ -83,12 +108,13 @@ func (w *Writer) EventAt(name string, t time.Time) []byte {
 	}
 	d := max(t.Sub(w.start), w.last)
 	w.last = d
-	// Encode straight into the bufio.Writer's free space, so that End's
-	// Write copies nothing (bufio.Writer.AvailableBuffer).
-	if w.w.Available() < minEventRoom && w.err == nil {
-		w.err = w.w.Flush()
+	if cap(w.cur)-len(w.cur) < minEventRoom && w.open {
+		// Hand the full buffer over and go on in the other one, once
+		// the write goroutine has written it.
+		w.full <- w.cur
+		w.cur = <-w.free
 	}
-	b := append(w.w.AvailableBuffer(), recordSeparator)
+	b := append(w.cur, recordSeparator)
 	b = append(b, `{"time":`...)
 	b = appendMs(b, d)
 	b = append(b, `,"name":"`...)
@@ -103,36 +129,37 @@ func (w *Writer) End(b []byte) {
 		b = b[:n-1]
 	}
 	b = append(b, "}}\n"...)
-	if w.err == nil {
-		_, w.err = w.w.Write(b)
+	if w.open {
+		w.cur = b
+	} else {
+		w.cur = w.cur[:0] // closed: events are dropped
 	}
 	w.mu.Unlock()
 }
 
 // minEventRoom is the free buffer space an event starts in; larger
-// events (an ACK with hundreds of ranges) still work, through a copy.
+// events (an ACK with hundreds of ranges) still work, by growing the
+// buffer.
 const minEventRoom = 16 << 10
 
-func (w *Writer) flushEvent() {
-	if w.err == nil {
-		_, w.err = w.w.Write(w.buf)
-	}
-}
-
-// Close flushes the trace and closes the underlying writer.
+// Close writes out the trace and closes the underlying writer. Events
+// after Close are dropped.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.c == nil {
+	if !w.open {
 		return w.err
 	}
-	if err := w.w.Flush(); w.err == nil {
-		w.err = err
+	w.open = false
+	if len(w.cur) > 0 {
+		w.full <- w.cur
 	}
+	close(w.full)
+	<-w.done
+	w.cur = nil
 	if err := w.c.Close(); w.err == nil {
 		w.err = err
 	}
-	w.c = nil
 	return w.err
 }
 
@@ -152,23 +179,44 @@ func Uint(b []byte, key string, n uint64) []byte {
 	return append(appendUint(b, n), ',')
 }
 
-// appendUint appends n in decimal, writing the digits in place (faster
-// than strconv.AppendUint's copy for the short numbers of qlog).
+// appendUint appends n in decimal: digits written backwards into a
+// stack array, two at a time, and appended with one copy (faster than
+// strconv.AppendUint for the short numbers of qlog, and than appending
+// digit by digit).
 func appendUint(b []byte, n uint64) []byte {
-	digits := 1
-	for x := n; x >= 10; x /= 10 {
-		digits++
+	if n < 10 {
+		return append(b, byte('0'+n))
 	}
-	start := len(b)
-	for range digits {
-		b = append(b, 0)
+	var d [20]byte
+	i := len(d)
+	for n >= 100 {
+		q := n / 100
+		r := n - q*100
+		i -= 2
+		d[i], d[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		n = q
 	}
-	for i := start + digits - 1; i >= start; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
+	if n >= 10 {
+		i -= 2
+		d[i], d[i+1] = digitPairs[2*n], digitPairs[2*n+1]
+	} else {
+		i--
+		d[i] = byte('0' + n)
 	}
-	return b
+	return append(b, d[i:]...)
 }
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // Bool appends "key":true or false,.
 func Bool(b []byte, key string, v bool) []byte {
