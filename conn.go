@@ -106,6 +106,7 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 func (c *Conn) start(st *connState) {
 	c.state = st
 	st.streams.wake = c.wake
+	st.handshakeCompleted = c.publishHandshake
 	c.started = time.Now()
 	c.t.stats.handshakesStarted.Add(1)
 	c.t.wg.Add(1)
@@ -171,8 +172,13 @@ type connSnapshot struct {
 	handshakeDuration time.Duration
 }
 
-// publish tells application goroutines what changed.
-func (c *Conn) publish() {
+// publishHandshake tells application goroutines that the handshake
+// completed, once. The state machine calls it through its
+// handshakeCompleted hook the moment TLS reports completion, before it
+// processes the rest of the datagram, so that a stream the same datagram
+// opens (a request after the client's Finished) already sees the
+// connection's final TLS state.
+func (c *Conn) publishHandshake() {
 	st := c.state
 	if st.events.handshakeComplete {
 		st.events.handshakeComplete = false
@@ -194,6 +200,12 @@ func (c *Conn) publish() {
 		}
 		close(c.handshakeDone)
 	}
+}
+
+// publish tells application goroutines what changed.
+func (c *Conn) publish() {
+	st := c.state
+	c.publishHandshake()
 	c.publishPath()
 	st.tracePoll()
 	st.flushDrops(&c.t.stats)

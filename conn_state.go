@@ -32,6 +32,9 @@ type connState struct {
 	// that a client offers anyway, to solicit Version Negotiation: it goes
 	// in the Version field of long headers instead of version.
 	offeredVersion wire.Version
+	// handshakeCompleted, if set, is called when the handshake completes,
+	// before the rest of the datagram is processed (Conn.publishHandshake).
+	handshakeCompleted func()
 	// firstVersion is the version of the client's first flight (RFC 9368's
 	// Original Version); version differs from it after compatible version
 	// negotiation (see conn_version.go). 0-RTT always uses firstVersion.
@@ -591,6 +594,9 @@ func (c *connState) onHandshakeComplete(now time.Time) {
 		c.confirmHandshake(now)
 	}
 	c.resetIdleTimer(now)
+	if c.handshakeCompleted != nil {
+		c.handshakeCompleted()
+	}
 }
 
 // confirmHandshake discards the Handshake keys: "An endpoint MUST discard
