@@ -60,9 +60,13 @@ func spoofedAddr(i int) *net.UDPAddr {
 }
 
 // clientInitial returns the first datagram (a padded Initial) of a fresh
-// client connection whose Destination Connection ID depends on i.
+// client connection whose Destination Connection ID depends on i. Its
+// ClientHello offers X25519 only, so that it fits the one datagram and the
+// server can answer it with its whole flight.
 func clientInitial(t *testing.T, ctls *tls.Config, i int) []byte {
 	t.Helper()
+	ctls = ctls.Clone()
+	ctls.CurvePreferences = []tls.CurveID{tls.X25519}
 	dcid := wire.NewConnectionID([]byte{0xf1, byte(i >> 8), byte(i), 3, 4, 5, 6, 7})
 	c, err := newConnState(time.Now(), wire.RoleClient, (*Config)(nil).withDefaults(), connParams{
 		tls: ctls, connIDGen: &testConnIDGen{next: uint64(i) << 16}, peerConnID: dcid, origDstConnID: dcid,
@@ -71,12 +75,13 @@ func clientInitial(t *testing.T, ctls *tls.Config, i int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.pollTransmit(time.Now(), make([]byte, 0, 1500))
+	d := append([]byte(nil), c.pollTransmit(time.Now(), make([]byte, 0, 1500))...)
+	more := c.pollTransmit(time.Now(), make([]byte, 0, 1500))
 	c.tls.Close()
-	if len(d) < minInitialPacketSize {
-		t.Fatalf("client Initial of %d bytes", len(d))
+	if len(d) < minInitialPacketSize || more != nil {
+		t.Fatalf("client Initial of %d bytes, then %d more", len(d), len(more))
 	}
-	return append([]byte(nil), d...)
+	return d
 }
 
 // TestInitialFloodFromSpoofedAddresses floods a listener with valid client
@@ -92,7 +97,9 @@ func TestInitialFloodFromSpoofedAddresses(t *testing.T) {
 		fc, cc := newFloodConn()
 		const maxHS, n = 16, 200
 		st := &Transport{Conn: fc, MaxHandshakes: maxHS}
-		l, err := st.Listen(stls, &Config{HandshakeIdleTimeout: 2 * time.Second})
+		// Long enough for several loss-recovery probes of the server's
+		// flight to the silent addresses.
+		l, err := st.Listen(stls, &Config{HandshakeIdleTimeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +124,7 @@ func TestInitialFloodFromSpoofedAddresses(t *testing.T) {
 		}
 		// Loss recovery resends the server's flight to the silent
 		// addresses until the handshake idle timeout.
-		time.Sleep(3 * time.Second)
+		time.Sleep(11 * time.Second)
 		synctest.Wait()
 		if hs, conns := l.handshakes.Load(), st.conns.Load(); hs != 0 || conns != 1 {
 			t.Errorf("after HandshakeIdleTimeout: %d handshakes in flight, %d connections; want 0 and the real one", hs, conns)
