@@ -88,9 +88,15 @@ func FuzzServerConnAfterHandshake(f *testing.F) {
 }
 
 func fuzzServerConn(t *testing.T, p *simPair, data []byte) {
-	srv, cli := p.server.c, p.client.c
+	fuzzConn(t, p.server.c, p.client.c, p.sim.Now(), data)
+}
+
+// fuzzConn feeds srv, the connection under test (of either role), the
+// datagrams data describes, as if its peer cli sent them: cli's keys
+// protect the sealed ones, and the headers carry the connection IDs cli
+// uses.
+func fuzzConn(t *testing.T, srv, cli *connState, now time.Time, data []byte) {
 	dcid, scid := cli.peerIDs.active(), cli.localConnID
-	now := p.sim.Now()
 	buf := make([]byte, 0, 1500)
 	// With an input of odd length the server's application is busy: it
 	// accepts streams, reads them, answers and closes them, and receives

@@ -67,7 +67,10 @@ func (t *Transport) SocketInfo() SocketInfo {
 // fails or the Transport closes.
 func (t *Transport) readLoop() {
 	defer t.wg.Done()
-	lastReset := time.Now()
+	// The zero time fills the stateless reset budget at the first batch:
+	// a restarted server's first second is when its lost connections'
+	// peers most need resets.
+	var lastReset time.Time
 	ms := make([]rxMessage, t.sock.readBatchLen())
 	size := t.sock.rxBufferSize()
 	defer func() {

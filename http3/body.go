@@ -28,8 +28,11 @@ func resetStream(s requestStream, code ErrCode) {
 
 // readHeadersFrame reads the next HEADERS frame of a request stream,
 // skipping unknown frames; any other frame is a connection error.
+// A HEADERS frame whose payload could not decode within our
+// SETTINGS_MAX_FIELD_SECTION_SIZE is errHeadersTooLarge before any of its
+// payload is read.
 func readHeadersFrame(c *connection, br *bufio.Reader) (frame, error) {
-	f, err := readFrame(br)
+	f, err := readFrameWithin(br, maxEncodedFieldSection(c.ours.MaxFieldSectionSize))
 	if err != nil {
 		return f, err
 	}

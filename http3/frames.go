@@ -421,6 +421,20 @@ func parseFrame(b []byte) (frame, int, error) {
 	return f, hl + int(length), err
 }
 
+// maxEncodedFieldSection is the largest encoded field section that can
+// decode within a SETTINGS_MAX_FIELD_SECTION_SIZE of limit (RFC 9114,
+// Section 4.2.2: each field line counts its name and value plus 32
+// bytes). A field line's encoding adds at most a few bytes of prefixes to
+// its name and value, fewer than the 32 it counts for, and Huffman coding
+// (RFC 7541, Appendix B) spends at most 30 bits on a byte: four times the
+// limit, plus the section prefix, bounds any valid encoding.
+func maxEncodedFieldSection(limit uint64) uint64 {
+	if limit > maxHeadersFramePayload/4 {
+		return maxHeadersFramePayload
+	}
+	return 4*limit + 64
+}
+
 // known reports the frame types this package parses.
 func known(typ uint64) bool {
 	switch typ {
@@ -437,6 +451,13 @@ func known(typ uint64) bool {
 // r. Frame types reserved from HTTP/2 are H3_FRAME_UNEXPECTED. io.EOF means
 // r ended between frames.
 func readFrame(r *bufio.Reader) (frame, error) {
+	return readFrameWithin(r, maxHeadersFramePayload)
+}
+
+// readFrameWithin is readFrame with HEADERS frames of more than
+// maxHeaders bytes refused as errHeadersTooLarge before their payload is
+// read or allocated.
+func readFrameWithin(r *bufio.Reader, maxHeaders uint64) (frame, error) {
 	for {
 		typ, length, err := readFrameHeader(r)
 		if err != nil {
@@ -453,6 +474,9 @@ func readFrame(r *bufio.Reader) (frame, error) {
 				return frame{}, truncated(err)
 			}
 			continue
+		}
+		if typ == frameHeaders && length > maxHeaders && maxHeaders < maxHeadersFramePayload {
+			return frame{}, errHeadersTooLarge
 		}
 		if length > maxPayload(typ) {
 			return frame{}, connError(ErrCodeExcessiveLoad, "frame %#x of %d bytes", typ, length)

@@ -380,6 +380,10 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		}
 	}()
 	f, err := readHeadersFrame(sc.connection, br)
+	if err == errHeadersTooLarge {
+		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
 	if err != nil {
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
 		return
