@@ -1,21 +1,17 @@
 package quic_test
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/internal/cli"
 	"github.com/quicstack/quic/qlog"
 	"github.com/quicstack/quic/wire"
 )
 
 // cpuTime returns the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cli.CPUTime() }
 
 type discard struct{}
 

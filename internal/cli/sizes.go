@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -62,22 +61,4 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	rank := int(p/100*float64(len(ds))+0.999999) - 1
 	return ds[min(max(rank, 0), len(ds)-1)]
-}
-
-// CPUTime returns the process's user and system CPU time.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// MaxRSS returns the process's peak resident set size in bytes.
-func MaxRSS() uint64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return uint64(ru.Maxrss) * 1024 // kilobytes on Linux
 }
