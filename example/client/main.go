@@ -11,8 +11,10 @@
 // 0-RTT), and exits with status 0 only if every fetch succeeded (1
 // otherwise, 2 on a usage error). -resume fetches the first URL, waits
 // for a session ticket, and reconnects with TLS resumption for the rest;
-// -0rtt also sends the second connection's requests in 0-RTT (with
-// hq-interop: http3.Transport does not dial with 0-RTT yet). -keylog FILE
+// -0rtt (which implies -resume) also sends the second connection's
+// requests in 0-RTT: with HTTP/3 only GET and HEAD requests go out in
+// 0-RTT (http3.Transport.Allow0RTT), which is all this client sends; with
+// hq-interop every request does. -keylog FILE
 // (or $SSLKEYLOGFILE) writes the TLS secrets for Wireshark; -qlog DIR (or
 // $QLOGDIR) writes a qlog file per connection.
 package main
@@ -78,7 +80,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE)")
 	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
 	resume := fs.Bool("resume", false, "fetch the first URL, then reconnect with TLS resumption for the rest")
-	zeroRTT := fs.Bool("0rtt", false, "with -resume, send the second connection's requests in 0-RTT (hq-interop only)")
+	zeroRTT := fs.Bool("0rtt", false, "send the second connection's requests in 0-RTT (implies -resume)")
 	keyUpdate := fs.Bool("keyupdate", false, "initiate 1-RTT key updates (every 100 packets sent, when allowed)")
 	v2 := fs.Bool("v2", false, "use QUIC version 2 (RFC 9369)")
 	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
@@ -100,9 +102,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *zeroRTT && !*resume {
 		*resume = true // 0-RTT needs a session to resume
-	}
-	if *zeroRTT && *alpn == http3.NextProtoH3 {
-		return cli.Usagef("-0rtt needs -alpn hq-interop: http3.Transport does not dial with 0-RTT yet")
 	}
 	if *resume && fs.NArg() < 2 {
 		return cli.Usagef("-resume needs at least two URLs (the first is fetched before reconnecting)")
@@ -180,7 +179,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if o.alpn == hq.ALPN {
 			err = o.fetchHQ(ctx, g, early)
 		} else {
-			err = o.fetchH3(ctx, g)
+			err = o.fetchH3(ctx, g, early)
 		}
 		if err != nil {
 			return err
@@ -197,9 +196,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// fetchH3 fetches urls in parallel with HTTP/3 over one connection.
-func (o *options) fetchH3(ctx context.Context, urls []*url.URL) error {
-	tr := &http3.Transport{TLSClientConfig: o.tlsConf, QUICConfig: o.conf}
+// fetchH3 fetches urls in parallel with HTTP/3 over one connection,
+// sending the requests in 0-RTT if early is set.
+func (o *options) fetchH3(ctx context.Context, urls []*url.URL, early bool) error {
+	tr := &http3.Transport{TLSClientConfig: o.tlsConf, QUICConfig: o.conf, Allow0RTT: early}
 	defer tr.Close()
 	client := &http.Client{Transport: tr}
 	o.parallel(urls, func(u *url.URL) (int, io.ReadCloser, error) {
