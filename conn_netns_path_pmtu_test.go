@@ -14,6 +14,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/quicstack/quic/ackhandler"
 )
 
 // pathNetnsPair creates two network namespaces joined by a veth pair with the
@@ -141,3 +145,38 @@ func TestNetnsPathMTU(t *testing.T) {
 }
 
 func pathAddrPort(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
+
+// A GSO run whose first datagram is larger than the path MTU (a PMTU
+// probe followed by a shorter datagram) is refused whole by the kernel
+// with EMSGSIZE; the socket layer sends the rest again one by one, so
+// that only the probe is lost. Before, the datagram after each lost probe
+// was lost too, and three such losses looked like a black hole.
+func TestNetnsGSORunAfterTooLargeDatagram(t *testing.T) {
+	nsA, nsB := pathNetnsPair(t, 1400)
+	us, ur := pathListenUDPIn(t, nsA, "10.99.0.1:0"), pathListenUDPIn(t, nsB, "10.99.0.2:0")
+	s, r := optimizedConn(t, us, socketOptions{}), optimizedConn(t, ur, socketOptions{})
+	if !s.info().GSO {
+		t.Skip("no GSO on the veth pair")
+	}
+	b := getTxBatch()
+	defer putTxBatch(b)
+	for i, size := range []int{1402, 1341, 1341, 1341} {
+		d := b.next()[:size]
+		for j := range d {
+			d[j] = byte(i)
+		}
+		b.commit(d, ackhandler.NotECT)
+	}
+	if err := s.writeBatch(b, ur.LocalAddr(), netip.AddrPort{}, netip.Addr{}); err != unix.EMSGSIZE {
+		t.Fatalf("writeBatch: %v; want EMSGSIZE for the probe", err)
+	}
+	dgrams, _ := readDatagrams(t, ur, r, 3)
+	for i, d := range dgrams {
+		if len(d) != 1341 || d[0] != byte(i+1) {
+			t.Fatalf("datagram %d: %d bytes starting with %d; want 1341 bytes of %d", i, len(d), d[0], i+1)
+		}
+	}
+	if !s.info().GSO {
+		t.Fatal("GSO turned off by a datagram too large for the path")
+	}
+}

@@ -314,13 +314,14 @@ func (c *linuxConn) writeBatch(b *txBatch, addr net.Addr, ap netip.AddrPort, src
 	if !c.wildcard {
 		src = netip.Addr{} // the kernel picks the bound address
 	}
-	return c.send(b, 0, namelen, ap.Addr().Unmap().Is4(), src)
+	return c.send(b, 0, namelen, ap.Addr().Unmap().Is4(), src, true)
 }
 
-// send sends datagrams from..b.n of b, grouping runs for GSO.
-func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src netip.Addr) error {
+// send sends datagrams from..b.n of b, grouping runs for GSO if allowGSO
+// and the socket can.
+func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src netip.Addr, allowGSO bool) error {
 	s := &b.scratch
-	gso := c.gso && !c.gsoOff.Load()
+	gso := allowGSO && c.gso && !c.gsoOff.Load()
 	s.nmsg, s.pos, s.failed0 = 0, 0, 0
 	for i := from; i < b.n; {
 		j := i + 1
@@ -390,11 +391,18 @@ func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src net
 			// GSO's (a source address gone, say): turn it back on.
 			errno, first := s.errno, int(s.first[s.pos])
 			c.gsoOff.Store(true)
-			err := c.send(b, first, namelen, to4, src)
+			err := c.send(b, first, namelen, to4, src, true)
 			if s.failed0 == errno {
 				c.gsoOff.Store(false)
 			}
 			return err
+		}
+		if s.gso[s.pos] && s.errno == unix.EMSGSIZE {
+			// The run's first datagram is larger than the path carries
+			// (a path MTU probe, which a run of smaller datagrams may
+			// follow): the kernel refuses the whole run. Send the rest
+			// one datagram per message, so that only the probe is lost.
+			return c.send(b, int(s.first[s.pos]), namelen, to4, src, false)
 		}
 		if firstErr == nil {
 			firstErr = s.errno
