@@ -29,10 +29,14 @@ const (
 	// period of 600 seconds, as recommended by PLPMTUD [RFC4821]."
 	// (RFC 8899, Section 5.1.1)
 	pmtuRaiseTimer = 10 * time.Minute
-	// pmtuBlackHoleLosses is how many packets larger than BASE_PLPMTU, sent
-	// after the last one acknowledged, must be lost to conclude that the
-	// path stopped carrying them (RFC 8899, Section 4.3).
-	pmtuBlackHoleLosses = 3
+	// pmtuBlackHoleBursts is how many separate bursts of lost packets
+	// larger than BASE_PLPMTU, all sent after the last such packet
+	// acknowledged, make the path a black hole (RFC 8899, Section 4.3).
+	// Bursts, not packets: congestion drops several consecutive packets
+	// at once (a full queue or socket buffer), and when only a small
+	// packet sent after them is acknowledged, three lost packets of one
+	// burst look like a black hole and used to end a correct search.
+	pmtuBlackHoleBursts = 3
 	// pmtuBlackHolePTOs: this many consecutive PTOs with full-size
 	// packets in flight are a black hole too (RFC 8899, Section 4.3: "a
 	// PL can detect that the path has a black hole ... when ... no
@@ -58,7 +62,8 @@ type pmtuDiscovery struct {
 	failures      int // lost probes of probeSize
 	// Black hole detection.
 	largestAckedLarge int64 // largest packet number > pmtuBase acknowledged
-	lostLarge         int   // packets > pmtuBase lost since
+	lostBursts        int   // bursts of packets > pmtuBase lost since
+	lastLostLarge     int64 // packet number of the latest of them
 	blackHoles        int   // statistics
 }
 
@@ -199,14 +204,14 @@ func (c *connState) pmtuOnProbeLost(size int) {
 }
 
 // pmtuOnAcked and pmtuOnLost watch the packets larger than BASE_PLPMTU:
-// when several sent after the last one acknowledged are lost, the path
-// no longer carries them (a black hole). Congestion losses do not look
-// like this, as packets sent after them get through.
+// when several bursts of them, sent after the last one acknowledged, are
+// lost, the path no longer carries them (a black hole). Congestion losses
+// do not look like this, as large packets sent after them get through.
 func (c *connState) pmtuOnAcked(pn int64, bytes int) {
 	d := &c.pmtud
 	if bytes > pmtuBase && pn > d.largestAckedLarge {
 		d.largestAckedLarge = pn
-		d.lostLarge = 0
+		d.lostBursts = 0
 	}
 }
 
@@ -217,8 +222,15 @@ func (c *connState) pmtuOnLost(pn int64, bytes int) {
 		// before a large one got through say nothing about the MTU.
 		return
 	}
-	d.lostLarge++
-	if d.lostLarge >= pmtuBlackHoleLosses {
+	// A loss right after the previous one (packet numbers skipped for
+	// the optimistic-ACK defence aside) continues its burst.
+	newBurst := d.lostBursts == 0 || pn > d.lastLostLarge+2
+	d.lastLostLarge = pn
+	if !newBurst {
+		return
+	}
+	d.lostBursts++
+	if d.lostBursts >= pmtuBlackHoleBursts {
 		c.pmtuBlackHole()
 	}
 }
@@ -241,7 +253,7 @@ func (c *connState) pmtuBlackHole() {
 	d := &c.pmtud
 	failed := c.maxDatagramSize
 	d.blackHoles++
-	d.lostLarge = 0
+	d.lostBursts = 0
 	d.lo, d.hi = pmtuBase, failed
 	d.failures, d.next = 0, time.Time{}
 	d.searching = d.lo < d.hi-1
@@ -255,7 +267,7 @@ func (c *connState) pmtuOnNewPath() {
 	size := min(c.config.InitialPacketSize, d.max)
 	d.lo, d.hi = size, d.max+1
 	d.searching = d.enabled && d.lo < d.max
-	d.probeInFlight, d.failures, d.next, d.lostLarge = false, 0, time.Time{}, 0
+	d.probeInFlight, d.failures, d.next, d.lostBursts = false, 0, time.Time{}, 0
 	d.largestAckedLarge = int64(c.sent.LargestAcked(ackhandler.SpaceApplication))
 	c.setMaxDatagramSize(size)
 }

@@ -93,3 +93,44 @@ func TestSimPathMTURaise(t *testing.T) {
 		t.Fatalf("maximum datagram size %d after 11 minutes (state %v), want %d", c.maxDatagramSize, c.closeState, defaultMaxPacketSize)
 	}
 }
+
+// Black hole detection counts bursts of lost full-size packets, not
+// packets: congestion drops several consecutive packets at once (a full
+// queue or socket buffer), and when only a small packet sent after them
+// is acknowledged that burst alone used to end a correct search (seen
+// over a real veth pair under load). Three separate bursts with no
+// full-size packet acknowledged in between are a black hole (RFC 8899,
+// Section 4.3).
+func TestPathMTUBlackHoleCountsBursts(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 95)
+	p.connect(t)
+	c := p.client.c
+	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching })
+	size := c.maxDatagramSize
+	if size <= pmtuBase {
+		t.Fatalf("maximum datagram size %d after the search", size)
+	}
+	pn := c.pmtud.largestAckedLarge + 10
+	lose := func(n int) {
+		for range n {
+			pn++
+			c.pmtuOnLost(pn, size)
+		}
+		pn += 5 // packets that were not lost separate the bursts
+	}
+	lose(8) // one burst of eight
+	if c.pmtud.blackHoles != 0 || c.maxDatagramSize != size {
+		t.Fatalf("one burst of lost packets taken for a black hole (size now %d)", c.maxDatagramSize)
+	}
+	lose(1)
+	c.pmtuOnAcked(pn, size) // a full-size packet got through: start again
+	lose(3)
+	lose(2)
+	if c.pmtud.blackHoles != 0 {
+		t.Fatal("bursts before an acknowledged full-size packet counted")
+	}
+	lose(1)
+	if c.pmtud.blackHoles != 1 || c.maxDatagramSize != pmtuBase {
+		t.Fatalf("three bursts: black holes %d, size %d, want 1 and %d", c.pmtud.blackHoles, c.maxDatagramSize, pmtuBase)
+	}
+}
