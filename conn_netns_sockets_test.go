@@ -72,11 +72,10 @@ func TestNetnsWildcardServerTwoAddresses(t *testing.T) {
 	}
 	for _, cl := range clients {
 		cl.rec.mu.Lock()
-		froms := cl.rec.froms
-		cl.rec.mu.Unlock()
-		if len(froms) != 1 || froms[cl.at.String()] == 0 {
-			t.Errorf("client of %v received from %v; want only %v", cl.at, froms, cl.at)
+		if len(cl.rec.froms) != 1 || cl.rec.froms[cl.at.String()] == 0 {
+			t.Errorf("client of %v received from %v; want only %v", cl.at, cl.rec.froms, cl.at)
 		}
+		cl.rec.mu.Unlock()
 	}
 }
 
