@@ -23,10 +23,11 @@ import (
 	qgh3 "github.com/quic-go/quic-go/http3"
 )
 
-// The example programs (example/client, example/server) against
-// quic-go: our client binary fetches from quic-go's HTTP/3 server and,
-// with HTTP/0.9 and 0-RTT, from a quic-go listener; quic-go's HTTP/3
-// client fetches from our server binary.
+// The example programs (example/client, example/server, example/bench)
+// against quic-go: our client binary fetches from quic-go's HTTP/3 server
+// (with resumption, and with 0-RTT) and, with HTTP/0.9 and 0-RTT, from a
+// quic-go listener; our load generator loads quic-go's HTTP/3 server;
+// quic-go's HTTP/3 client fetches from our server binary.
 
 var (
 	buildOnce sync.Once
@@ -34,8 +35,8 @@ var (
 	buildErr  error
 )
 
-// programs builds example/client and example/server, and quic-go's
-// example server and client, once.
+// programs builds example/client, example/server and example/bench, and
+// quic-go's example server and client, once.
 func programs(t *testing.T) (client, server string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -45,6 +46,7 @@ func programs(t *testing.T) (client, server string) {
 		}
 		for name, pkg := range map[string]string{
 			"client": "github.com/quicstack/quic/example/client", "server": "github.com/quicstack/quic/example/server",
+			"bench":         "github.com/quicstack/quic/example/bench",
 			"quicgo-server": "github.com/quic-go/quic-go/example", "quicgo-client": "github.com/quic-go/quic-go/example/client",
 		} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
@@ -179,6 +181,59 @@ func TestProgramOurClientQuicGoH3Server(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).Match(out) {
 			t.Errorf("client output does not match %s:\n%s", re, out)
+		}
+	}
+}
+
+// Our client sends its second connection's GET requests in 0-RTT to
+// quic-go's HTTP/3 server, which accepts them.
+func TestProgramOurClient0RTTQuicGoH3Server(t *testing.T) {
+	client, _ := programs(t)
+	_, stls := h3TLS(t)
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &qgh3.Server{Handler: bytesHandler(), TLSConfig: stls, QUICConfig: &quicgo.Config{Allow0RTT: true}}
+	go srv.Serve(udp)
+	t.Cleanup(func() { srv.Close(); udp.Close() })
+	base := fmt.Sprintf("https://localhost:%d", udp.LocalAddr().(*net.UDPAddr).Port)
+	out, err := exec.Command(client, "-insecure", "-0rtt", base+"/", base+"/bytes/100000", base+"/bytes/10").CombinedOutput()
+	if err != nil {
+		t.Fatalf("client: %v\n%s", err, out)
+	}
+	for _, re := range []string{
+		`(?m)^200 +100000 bytes .*/bytes/100000$`,
+		`(?m)^connection 2: QUIC v1, .*ALPN h3, .*resumed: yes, 0-RTT: yes$`,
+	} {
+		if !regexp.MustCompile(re).Match(out) {
+			t.Errorf("client output does not match %s:\n%s", re, out)
+		}
+	}
+}
+
+// Our load generator against quic-go's HTTP/3 server: reused connections,
+// then a new connection per request.
+func TestProgramOurBenchQuicGoH3Server(t *testing.T) {
+	programs(t)
+	bench := filepath.Join(binDir, "bench")
+	_, stls := h3TLS(t)
+	addr := startQuicGoH3(t, stls, bytesHandler())
+	u := "https://" + addr + "/bytes/1000"
+	for _, args := range [][]string{{"-c", "4", "-n", "25"}, {"-c", "2", "-n", "5", "-new"}} {
+		out, err := exec.Command(bench, append([]string{"-insecure", "-u", u}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bench %v: %v\n%s", args, err, out)
+		}
+		want := `(?m)^bench: .*, 100 requests in .*, 0 errors$`
+		hs := `(?m)^handshakes: 4, latency p50`
+		if args[len(args)-1] == "-new" {
+			want, hs = `(?m)^bench: .*, 10 requests in .*, 0 errors$`, `(?m)^handshakes: 10, latency p50`
+		}
+		for _, re := range []string{want, hs, `(?m)^requests: latency p50 .*; throughput`} {
+			if !regexp.MustCompile(re).Match(out) {
+				t.Errorf("bench %v output does not match %s:\n%s", args, re, out)
+			}
 		}
 	}
 }
