@@ -59,6 +59,16 @@ type Transport struct {
 	// enables QUIC datagrams, so that the request streams of
 	// OpenRequestStream can carry HTTP datagrams.
 	EnableDatagrams bool
+	// Dial, if not nil, makes the Transport's QUIC connections, in place
+	// of quic.DialAddr (or, with Allow0RTT, DialEarly from a socket of
+	// the Transport's own): to dial from a quic.Transport of your own
+	// (its socket, its options such as DisableGSO), to another address
+	// than the authority's, and so on. addr is the request's authority
+	// (host:port); tlsConf is a copy of TLSClientConfig with "h3" in
+	// NextProtos and ServerName set, and conf is QUICConfig. With
+	// Allow0RTT, Dial should return an early connection
+	// (quic.Transport.DialEarly) for requests to go out in 0-RTT.
+	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error)
 
 	mu       sync.Mutex
 	conns    map[string]*dialCall
@@ -204,7 +214,12 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 	}
 	var qc *quic.Conn
 	var err error
-	if t.Allow0RTT {
+	if t.Dial != nil {
+		if t.Allow0RTT && tc.ClientSessionCache == nil {
+			tc.ClientSessionCache = t.sessionCache()
+		}
+		qc, err = t.Dial(ctx, authority, tc, t.quicConfig())
+	} else if t.Allow0RTT {
 		qc, err = t.dialEarly(ctx, authority, tc)
 	} else {
 		qc, err = quic.DialAddr(ctx, authority, tc, t.quicConfig())

@@ -91,12 +91,22 @@ func (t *Transport) dialEarly(ctx context.Context, authority string, tc *tls.Con
 			return nil, err
 		}
 		t.qtr = &quic.Transport{Conn: pc}
-		t.sessions = tls.NewLRUClientSessionCache(64)
 	}
 	qtr := t.qtr
-	if tc.ClientSessionCache == nil {
-		tc.ClientSessionCache = t.sessions
-	}
 	t.mu.Unlock()
+	if tc.ClientSessionCache == nil {
+		tc.ClientSessionCache = t.sessionCache()
+	}
 	return qtr.DialEarly(ctx, addr, tc, t.quicConfig())
+}
+
+// sessionCache returns the Transport's own session cache, for 0-RTT
+// dials when TLSClientConfig has none.
+func (t *Transport) sessionCache() tls.ClientSessionCache {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sessions == nil {
+		t.sessions = tls.NewLRUClientSessionCache(64)
+	}
+	return t.sessions
 }

@@ -344,3 +344,96 @@ func (e *testEnv) conn(t *testing.T) *clientConn {
 	}
 	return call.cc
 }
+
+// Transport.Dial makes the connections: here from a quic.Transport of
+// the test's own, with GSO and GRO off, dialing early so that the second
+// connection's GET goes out in 0-RTT.
+func TestTransportDial(t *testing.T) {
+	cert, pool := testCert(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	srv := &Server{
+		Handler:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }),
+		TLSConfig:  &tls.Config{Certificates: []tls.Certificate{cert}},
+		QUICConfig: &quic.Config{Allow0RTT: true},
+	}
+	go srv.Serve(pc)
+	defer srv.Close()
+	cpc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpc.Close()
+	qtr := &quic.Transport{Conn: cpc, DisableGSO: true, DisableGRO: true}
+	defer qtr.Close()
+	var mu sync.Mutex
+	var dials []string
+	tr := &Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		Allow0RTT:       true,
+		Dial: func(ctx context.Context, addr string, tc *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+			mu.Lock()
+			dials = append(dials, fmt.Sprintf("%s %s %v", addr, tc.ServerName, tc.NextProtos))
+			mu.Unlock()
+			ua, err := net.ResolveUDPAddr("udp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return qtr.DialEarly(ctx, ua, tc, conf)
+		},
+	}
+	defer tr.Close()
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	url := "https://localhost:" + fmt.Sprint(pc.LocalAddr().(*net.UDPAddr).Port) + "/"
+	get := func() *clientConn {
+		t.Helper()
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "hello" {
+			t.Fatalf("body %q", b)
+		}
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		for cc := range tr.all {
+			return cc
+		}
+		t.Fatal("no connection")
+		return nil
+	}
+	cc := get()
+	if cc.qc.LocalAddr().String() != cpc.LocalAddr().String() {
+		t.Fatalf("connection from %v, not from the Transport Dial used (%v)", cc.qc.LocalAddr(), cpc.LocalAddr())
+	}
+	// Wait for the session ticket, then reconnect: 0-RTT.
+	for i := 0; !hasSession(tr.sessionCache(), "localhost|"+cc.qc.ConnectionState().Version.String()); i++ {
+		if i == 500 {
+			t.Fatal("no session ticket in the Transport's session cache")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tr.CloseIdleConnections()
+	waitClosed(t, cc.qc, "CloseIdleConnections")
+	cc2 := get()
+	<-cc2.qc.HandshakeComplete()
+	if !cc2.qc.ConnectionState().Used0RTT {
+		t.Error("the second connection, dialed early by Dial, did not use 0-RTT")
+	}
+	want := fmt.Sprintf("localhost:%d localhost [h3]", pc.LocalAddr().(*net.UDPAddr).Port)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dials) != 2 || dials[0] != want || dials[1] != want {
+		t.Errorf("Dial calls %q; want two of %q", dials, want)
+	}
+}
+
+func hasSession(c tls.ClientSessionCache, key string) bool {
+	_, ok := c.Get(key)
+	return ok
+}

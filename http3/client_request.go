@@ -188,8 +188,10 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 	if !handshakeDone(cc.qc) {
 		m := methodOf(req)
 		// Only idempotent requests go in 0-RTT (RFC 9114, Section 3.3;
-		// RFC 9110, Section 9.2.2), and only GET and HEAD are sent so.
-		if m != http.MethodGet && m != http.MethodHead {
+		// RFC 9110, Section 9.2.2), and only GET and HEAD are sent so;
+		// none without Allow0RTT (Dial may still return an early
+		// connection).
+		if cc.t == nil || !cc.t.Allow0RTT || (m != http.MethodGet && m != http.MethodHead) {
 			if err := waitHandshake(ctx, cc.qc); err != nil {
 				return nil, nil, err
 			}

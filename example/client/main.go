@@ -15,7 +15,9 @@
 // requests in 0-RTT: with HTTP/3 only GET and HEAD requests go out in
 // 0-RTT (http3.Transport.Allow0RTT), which is all this client sends; with
 // hq-interop every request does. -keylog FILE
-// (or $SSLKEYLOGFILE) writes the TLS secrets for Wireshark; -qlog DIR (or
+// (or $SSLKEYLOGFILE) writes the TLS secrets for Wireshark (and turns GSO
+// and GRO off, so that a capture shows one QUIC datagram per UDP
+// datagram); -qlog DIR (or
 // $QLOGDIR) writes a qlog file per connection.
 package main
 
@@ -56,6 +58,7 @@ type options struct {
 	alpn            string
 	out             string
 	resume, zeroRTT bool
+	noOffload       bool // GSO and GRO off, for packet captures
 	timeout         time.Duration
 	tlsConf         *tls.Config
 	conf            *quic.Config
@@ -77,7 +80,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	caFile := fs.String("ca", "", "trust the PEM CA certificates in `file` (default: the system's)")
 	alpn := fs.String("alpn", http3.NextProtoH3, "application protocol: h3 or hq-interop")
 	out := fs.String("out", "", "save each body in `dir` under the URL's file name (default: discard)")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE)")
+	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE); turns GSO and GRO off for captures")
 	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
 	resume := fs.Bool("resume", false, "fetch the first URL, then reconnect with TLS resumption for the rest")
 	zeroRTT := fs.Bool("0rtt", false, "send the second connection's requests in 0-RTT (implies -resume)")
@@ -151,6 +154,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if kl != nil {
 		defer kl.Close()
 		o.tlsConf.KeyLogWriter = kl
+		o.noOffload = true
 	}
 	o.conf = cli.Config(cc, *qlogDir)
 	o.conf.Tracer = o.handshakes.Hook(o.conf.Tracer)
@@ -201,6 +205,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 func (o *options) fetchH3(ctx context.Context, urls []*url.URL, early bool) error {
 	tr := &http3.Transport{TLSClientConfig: o.tlsConf, QUICConfig: o.conf, Allow0RTT: early}
 	defer tr.Close()
+	if o.noOffload {
+		qtr, err := o.transport()
+		if err != nil {
+			return err
+		}
+		defer qtr.Conn.Close()
+		defer qtr.Close()
+		tr.Dial = func(ctx context.Context, addr string, tc *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+			ua, err := net.ResolveUDPAddr("udp", addr)
+			if err != nil {
+				return nil, err
+			}
+			if early {
+				return qtr.DialEarly(ctx, ua, tc, conf)
+			}
+			return qtr.Dial(ctx, ua, tc, conf)
+		}
+	}
 	client := &http.Client{Transport: tr}
 	o.parallel(urls, func(u *url.URL) (int, io.ReadCloser, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -223,12 +245,11 @@ func (o *options) fetchHQ(ctx context.Context, urls []*url.URL, early bool) erro
 	if err != nil {
 		return err
 	}
-	udp, err := net.ListenUDP("udp", nil)
+	tr, err := o.transport()
 	if err != nil {
 		return err
 	}
-	defer udp.Close()
-	tr := &quic.Transport{Conn: udp}
+	defer tr.Conn.Close()
 	defer tr.Close()
 	dial := tr.Dial
 	if early {
@@ -257,6 +278,15 @@ func (o *options) fetchHQ(ctx context.Context, urls []*url.URL, early bool) erro
 		}
 	}
 	return nil
+}
+
+// transport opens a UDP socket and a QUIC Transport on it.
+func (o *options) transport() (*quic.Transport, error) {
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, err
+	}
+	return &quic.Transport{Conn: udp, DisableGSO: o.noOffload, DisableGRO: o.noOffload}, nil
 }
 
 // hqBody reads an HTTP/0.9 response, turning a stream reset with an HTTP

@@ -18,7 +18,9 @@
 // public key, which Chrome accepts with
 // --ignore-certificate-errors-spki-list. -qlog DIR (or $QLOGDIR) writes a
 // qlog file per connection; -keylog FILE (or $SSLKEYLOGFILE) writes the
-// TLS secrets for Wireshark; -expvar ADDR serves the Transport's
+// TLS secrets for Wireshark, and turns GSO and GRO off so that a capture
+// shows one QUIC datagram per UDP datagram (Wireshark cannot split the
+// batches they make); -expvar ADDR serves the Transport's
 // statistics as JSON at http://ADDR/debug/vars.
 //
 // It runs until interrupted (SIGINT or SIGTERM) and then exits with
@@ -66,7 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	keyFile := fs.String("key", "", "PEM private key `file` for -cert")
 	root := fs.String("root", "", "`directory` to serve files from (default: none, only the built-in pages)")
 	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE)")
+	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE); turns GSO and GRO off for captures")
 	retry := fs.Bool("retry", false, "validate every client's address with a Retry packet first")
 	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
 	tcp := fs.Bool("tcp", false, "also serve HTTP/1.1 and HTTP/2 over TCP on the same port, with Alt-Svc")
@@ -117,7 +119,7 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 		defer kl.Close()
 	}
 	srv, err := serve.Start(serve.Options{Addr: *listen, Cert: cert, Root: *root, KeyLog: kl,
-		Config: cli.Config(cc, *qlogDir), Retry: *retry, TCP: *tcp})
+		Config: cli.Config(cc, *qlogDir), Retry: *retry, TCP: *tcp, NoOffload: kl != nil})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,11 @@ type Options struct {
 	Retry bool
 	// TCP also serves HTTP/1.1 and HTTP/2 over TCP on the same port.
 	TCP bool
+	// NoOffload turns GSO and GRO off (quic.Transport.DisableGSO and
+	// DisableGRO), so that a packet capture shows one QUIC datagram per
+	// UDP datagram: Wireshark cannot split the batches the kernel sends
+	// and delivers whole with them.
+	NoOffload bool
 }
 
 // A Server serves until Close.
@@ -62,7 +67,7 @@ func Start(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{udp: udp, Addr: udp.LocalAddr().(*net.UDPAddr), done: make(chan struct{})}
-	s.Transport = &quic.Transport{Conn: udp}
+	s.Transport = &quic.Transport{Conn: udp, DisableGSO: o.NoOffload, DisableGRO: o.NoOffload}
 	if o.Retry {
 		s.Transport.RequireAddressValidation = func(net.Addr) bool { return true }
 	}

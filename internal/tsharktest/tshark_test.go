@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,10 @@ func TestTsharkDecryptsStreamFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := serve.Start(serve.Options{Addr: "127.0.0.1:0", Cert: cert})
+	// With a key log the example programs turn GSO and GRO off, as here:
+	// a capture of a GSO batch shows one UDP datagram holding several
+	// QUIC packets, of which Wireshark decrypts only the first.
+	s, err := serve.Start(serve.Options{Addr: "127.0.0.1:0", Cert: cert, NoOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +85,14 @@ func TestTsharkDecryptsStreamFrames(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := quic.DialAddr(ctx, s.Addr.String(), &tls.Config{RootCAs: pool, ServerName: "localhost",
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	tr := &quic.Transport{Conn: udp, DisableGSO: true, DisableGRO: true}
+	defer tr.Close()
+	c, err := tr.Dial(ctx, s.Addr, &tls.Config{RootCAs: pool, ServerName: "localhost",
 		NextProtos: []string{hq.ALPN}, KeyLogWriter: kl}, nil)
 	if err != nil {
 		t.Fatal(err)
