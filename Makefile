@@ -94,7 +94,7 @@ perf:
 # INTEROP_TRY_UNBUILT=1 also runs the cells of features not built yet. No
 # package argument: in package list mode go test hides a passing test's
 # output, and with it the matrix.
-.PHONY: interop-matrix interop-full goodput soak interop-aioquic
+.PHONY: interop-matrix interop-full goodput soak interop-aioquic interop-chromium
 interop-matrix:
 	cd $(INTEROP) && INTEROP_MATRIX=1 $(GO) test -count=1 -run 'TestInteropCases' -timeout 20m
 
@@ -119,3 +119,9 @@ soak:
 # make test (it needs PyPI).
 interop-aioquic:
 	bash internal/interop/aioquic/run.sh
+
+# Debian's Chromium (installed with apt-get when missing) loads pages and
+# runs fetch() against our example server over HTTP/3, in a network
+# namespace with only loopback. Needs root; not part of make test.
+interop-chromium:
+	bash internal/interop/chromium/run.sh
