@@ -293,3 +293,55 @@ func TestPropertyDeterminismDifferentSeed(t *testing.T) {
 		t.Fatalf("runs with different seeds look alike: %d and %d losses", a.Link.DroppedLoss, b.Link.DroppedLoss)
 	}
 }
+
+// bandwidthDropScenario is the link of properties 1 to 4 with a shallow
+// buffer of a quarter BDP (10 ms at 100 Mbit/s), whose rate halves to
+// 50 Mbit/s 10 s into the run. It is measured from 1 s (25 round trips)
+// after the drop to the end of the run, 9 s later (4 s under the race
+// detector).
+func bandwidthDropScenario(f congestion.ControllerFactory) Scenario {
+	sc := Scenario{
+		Name: "bandwidth-drop", Bandwidth: 100_000_000, RTT: fastRTT, BufferBDP: 0.25,
+		BandwidthChanges: []BandwidthChange{{At: 10 * time.Second, Bandwidth: 50_000_000}},
+		Duration:         20 * time.Second, MeasureFrom: 11 * time.Second, Seed: propertySeed,
+		Flows: []Flow{{Controller: f}},
+	}
+	if raceEnabled {
+		sc.Duration = 15 * time.Second
+	}
+	return sc
+}
+
+// When the bottleneck's rate halves, every controller backs off to the
+// new rate within a second instead of overflowing the queue for seconds,
+// and keeps the link busy at the new rate. For BBR this is the
+// response to loss outside bandwidth probing (draft-ietf-ccwg-bbr,
+// Section 5.5.10.3: "loss suggests that the available bandwidth and safe
+// C.inflight may have decreased recently, and the flow needs to adapt,
+// slowing down toward the latest delivery process"): its BBR.max_bw
+// filter remembers the old rate for up to two ProbeBW cycles (Section
+// 5.5.5), so without that response it would keep pacing at 100 Mbit/s
+// into the 50 Mbit/s link, and the drop-tail queue would discard several
+// percent of its packets until the filter forgot the old rate.
+func TestBackOffAfterBandwidthDrop(t *testing.T) {
+	t.Parallel()
+	for _, c := range controllers {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.name != "bbr" {
+				skipReportOnlyUnderRace(t)
+			}
+			r := runChecked(t, bandwidthDropScenario(c.f))
+			logResult(t, r)
+			drops := float64(r.Link.DroppedQueue) / float64(r.Link.DeliveredPackets)
+			t.Logf("%s: %d queue drops for %d delivered datagrams (%.2f%%) over seconds %v-%v",
+				c.name, r.Link.DroppedQueue, r.Link.DeliveredPackets, 100*drops, r.MeasureFrom.Seconds(), r.MeasureTo.Seconds())
+			if drops > 0.015 {
+				t.Errorf("%s: %.2f%% of the datagrams dropped by the queue after the bandwidth drop, want at most 1.5%%", c.name, 100*drops)
+			}
+			if r.Utilization < 0.90 {
+				t.Errorf("%s: utilisation %.3f of the new rate, want >= 0.90", c.name, r.Utilization)
+			}
+		})
+	}
+}
