@@ -222,6 +222,10 @@ type bbr struct {
 	probeRTTDoneStamp time.Time // zero: 0 in the pseudocode
 	probeRTTRoundDone bool
 	priorCwnd         int64
+	// lowerBoundsFromRound is the first BBR.round_count at whose loss
+	// round ends the short-term model may adapt again after ProbeRTT
+	// (see holdLowerBoundsAfterProbeRTT).
+	lowerBoundsFromRound uint64
 
 	// Loss recovery (Section 5.6.4.4): InLossRecovery() holds from a
 	// loss or CE mark until an ACK of a packet sent after it, as

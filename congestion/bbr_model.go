@@ -260,9 +260,16 @@ func (b *bbr) resetCongestionSignals() {
 //	  return  /* wait until end of round trip */
 //	AdaptLowerBoundsFromCongestion()  /* once per round, adapt */
 //	BBR.is_loss_in_round = false
+//
+// In the rounds right after ProbeRTT, whose rate samples still measure
+// ProbeRTT, the loss round end adapts nothing and the loss is kept for the
+// next one (holdLowerBoundsAfterProbeRTT, a deviation from the draft).
 func (b *bbr) updateCongestionSignals() {
 	b.updateMaxBw()
 	if !b.lossRoundStart {
+		return
+	}
+	if b.roundCount < b.lowerBoundsFromRound {
 		return
 	}
 	b.adaptLowerBoundsFromCongestion()

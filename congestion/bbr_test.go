@@ -1043,3 +1043,47 @@ func TestBBRRandomLossInCruiseLowersShortTermModelGradually(t *testing.T) {
 		t.Errorf("the short-term model was not reset by the next bandwidth probe (state %s)", p.b.state)
 	}
 }
+
+// After ProbeRTT, the loss response outside bandwidth probing waits until
+// the rate samples no longer measure ProbeRTT (holdLowerBoundsAfterProbeRTT,
+// a deviation from draft-ietf-ccwg-bbr, Section 5.5.10.3): with 1% random
+// loss the short-term model stays reset for the two rounds after
+// ExitProbeRTT, and its first bound is then near BBR.max_bw, not the
+// BBR.Beta * BBR.max_bw the samples of ProbeRTT's half-BDP flight would
+// give. The loss is still answered, a round or two later.
+func TestBBRLossResponseAfterProbeRTTWaitsForFreshSamples(t *testing.T) {
+	p := newBBRTestPath(t, 10*bbrTestRate, bbrTestDelay, 0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	p.drop = func(*bbrTestPath) bool { return rng.IntN(100) == 0 }
+	p.run(8*time.Second, func() bool { return p.b.state == bbrProbeRTT })
+	if p.b.state != bbrProbeRTT {
+		t.Fatal("no ProbeRTT")
+	}
+	p.run(p.elapsed()+time.Second, func() bool { return p.b.state != bbrProbeRTT })
+	if p.b.state != bbrProbeBWCruise || p.b.bwShortterm != bbrInfBW {
+		t.Fatalf("after ProbeRTT: %s, bw_shortterm %d; want probe_bw_cruise with the short-term model reset", p.b.state, p.b.bwShortterm)
+	}
+	exitRound, exitAt, maxBw := p.b.roundCount, p.elapsed(), p.b.maxBw
+	var first uint64
+	var firstRound uint64
+	p.onEvent = func(p *bbrTestPath) {
+		if first != 0 {
+			return
+		}
+		if p.b.bwShortterm != bbrInfBW {
+			first, firstRound = p.b.bwShortterm, p.b.roundCount
+		}
+	}
+	p.run(exitAt+20*bbrTestDelay, func() bool { return first != 0 })
+	t.Logf("ProbeRTT left at %v in round %d; first bw_shortterm %d (%.3f of max_bw %d) in round %d",
+		exitAt, exitRound, first, float64(first)/float64(maxBw), maxBw, firstRound)
+	if first == 0 {
+		t.Fatal("1% loss was never answered after ProbeRTT")
+	}
+	if firstRound < exitRound+bbrProbeRTTEchoRounds {
+		t.Errorf("short-term model adapted in round %d, want none before round %d", firstRound, exitRound+bbrProbeRTTEchoRounds)
+	}
+	if first*10 < maxBw*9 {
+		t.Errorf("first bw_shortterm after ProbeRTT %d, below 0.9 * max_bw %d", first, maxBw)
+	}
+}
