@@ -222,6 +222,10 @@ type bbr struct {
 	probeRTTDoneStamp time.Time // zero: 0 in the pseudocode
 	probeRTTRoundDone bool
 	priorCwnd         int64
+	// lowerBoundsFromRound is the first BBR.round_count at whose loss
+	// round ends the short-term model may adapt again after ProbeRTT
+	// (see holdLowerBoundsAfterProbeRTT).
+	lowerBoundsFromRound uint64
 
 	// Loss recovery (Section 5.6.4.4): InLossRecovery() holds from a
 	// loss or CE mark until an ACK of a packet sent after it, as
@@ -246,6 +250,13 @@ type bbr struct {
 // NewBBR returns a BBR version 3 controller (draft-ietf-ccwg-bbr) for one
 // connection. Its random bandwidth-probe timing comes from a PCG generator
 // seeded with c.Seed, or a fixed seed when it is 0, so runs repeat exactly.
+//
+// It follows the draft's pseudocode except in two points of the response
+// to loss outside bandwidth probing (Section 5.5.10.3), which on paths with
+// random loss cut the rate without congestion: after a round with loss it
+// paces at the delivery rate it measured in that round rather than 1%
+// below it, and it does not adapt to the rate samples of the two rounds
+// after ProbeRTT, which still measure ProbeRTT's reduced flight.
 //
 // The controller starts in Startup with the initial window of c
 // (InitialWindow) and a pacing rate of 2.77 times that window per

@@ -260,9 +260,16 @@ func (b *bbr) resetCongestionSignals() {
 //	  return  /* wait until end of round trip */
 //	AdaptLowerBoundsFromCongestion()  /* once per round, adapt */
 //	BBR.is_loss_in_round = false
+//
+// In the rounds right after ProbeRTT, whose rate samples still measure
+// ProbeRTT, the loss round end adapts nothing and the loss is kept for the
+// next one (holdLowerBoundsAfterProbeRTT, a deviation from the draft).
 func (b *bbr) updateCongestionSignals() {
 	b.updateMaxBw()
 	if !b.lossRoundStart {
+		return
+	}
+	if b.roundCount < b.lowerBoundsFromRound {
 		return
 	}
 	b.adaptLowerBoundsFromCongestion()
@@ -302,9 +309,58 @@ func (b *bbr) initLowerBounds() {
 //	                             BBR.Beta * BBR.bw_shortterm)
 //	BBR.inflight_shortterm = max(BBR.inflight_latest,
 //	                             BBR.Beta * BBR.inflight_shortterm)
+//
+// with one deviation from the draft: BBR.bw_latest enters as the bandwidth
+// whose pacing rate it is, BBR.bw_latest / (1 - BBR.PacingMarginPercent/100)
+// (latestBwModel), so that the flow then paces at BBR.bw_latest.
 func (b *bbr) lossLowerBounds() {
-	b.bwShortterm = max(b.bwLatest, rateMulDiv(b.bwShortterm, bbrBeta, 100))
+	b.bwShortterm = max(b.latestBwModel(), rateMulDiv(b.bwShortterm, bbrBeta, 100))
 	b.inflightShortterm = max(b.inflightLatest, b.inflightShortterm*bbrBeta/100)
+}
+
+// latestBwModel returns the BBR.bw whose pacing rate is BBR.bw_latest:
+// BBR.bw_latest / (1 - BBR.PacingMarginPercent/100), at most BBR.max_bw
+// (or BBR.bw_latest if that is higher). LossLowerBounds uses it in place
+// of BBR.bw_latest, a deviation from draft-ietf-ccwg-bbr, Section
+// 5.5.10.3.
+//
+// BBR.bw_shortterm is a bound on BBR.bw, the model, while BBR.bw_latest is
+// a measurement of delivery, and the two differ by the pacing margin: the
+// flow paces at "pacing_gain * bw * (100 - BBR.PacingMarginPercent) / 100"
+// (SetPacingRateWithGain, Section 5.6.2), so when it cruises at BBR.bw it
+// delivers at most 99% of BBR.bw, whatever the path can carry. Taking
+// BBR.bw_latest itself as the new BBR.bw_shortterm therefore lowers the
+// pacing rate by up to the margin again in every round with a loss, on top
+// of what the loss cost the delivery, and with random loss nearly every
+// round has one: the margin compounds over the ~60 rounds between two
+// bandwidth probes. (At 100 Mbit/s, 40 ms and 1% random loss, simulated in
+// internal/ccsim, the model fell by about 0.4% per round in ProbeBW_CRUISE
+// with the draft's rule, and by about 0.2% with the margin undone; the
+// best sample of a round has fewer losses than the average, and lags the
+// falling rate by a round.) The draft means something else: in
+// ProbeBW_CRUISE the flow responds to loss by "slowing down to match the
+// latest delivery process" (Section 5.3.3.2), and "the steady-state
+// (non-bandwidth-probing) BBR response to a non-application-limited round
+// trip with X% packet loss is to reduce the sending rate by X%" (Section
+// 5.3.3.8.3). Undoing the margin does that: after the cut, the flow paces
+// at the delivery rate it measured, lower than before by what the loss
+// and the path took from the delivery and not by another 1%, and the
+// margin applies once, to the model. The response to congestion keeps its
+// strength: when a competing flow or a lower path rate holds the delivery
+// rate down, BBR.bw_shortterm still falls to it, by up to BBR.Beta per
+// round, and the flow then paces at that rate instead of 1% below it
+// (internal/ccsim, TestBackOffAfterBandwidthDrop). (Production BBRv2 in
+// Chromium's QUIC, quiche, paces at "pacing_gain * BandwidthEstimate()"
+// with no margin, so its bandwidth_lo likewise tracks the latest delivery
+// rate itself.)
+//
+// The same holds for CE marks, which take this path (OnCongestionEvent).
+// BBR.inflight_latest needs no such correction: C.cwnd carries no margin.
+// The correction never takes the result above BBR.max_bw, which already
+// bounds BBR.bw (BoundBWForModel).
+func (b *bbr) latestBwModel() uint64 {
+	bw := rateMulDiv(b.bwLatest, 100, 100-bbrPacingMarginPercent)
+	return min(bw, max(b.maxBw, b.bwLatest))
 }
 
 // resetShortTermModel is ResetShortTermModel of Section 5.5.10.3.

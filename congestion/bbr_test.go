@@ -985,10 +985,12 @@ func TestBBRRandomEvents(t *testing.T) {
 // to reduce the sending rate by X% ... the BBR sending rate after N rounds
 // of packet loss at a rate loss_rate is reduced to (1 - loss_rate)^N",
 // until ProbeBW_REFILL "resets the short-term model parameters". With 1%
-// random loss in ProbeBW_CRUISE the rate therefore steps down by about 1%
-// per round, never by the 30% of BBR.Beta, and comes back at the next
-// bandwidth probe: the behaviour behind the simulated utilisation at 1%
-// loss (internal/ccsim, TestPropertyUtilisationOnePercentLoss).
+// random loss in ProbeBW_CRUISE the rate therefore steps down by a
+// fraction of a percent per round (BBR.bw_latest is the best sample of the
+// round, and latestBwModel keeps the pacing margin from compounding), never
+// by the 30% of BBR.Beta, and comes back at the next bandwidth probe: the
+// behaviour behind the simulated utilisation at 1% loss (internal/ccsim,
+// TestPropertyUtilisationOnePercentLoss).
 func TestBBRRandomLossInCruiseLowersShortTermModelGradually(t *testing.T) {
 	// 100 Mbit/s and 40 ms: about 400 packets per round, so that nearly
 	// every round has a loss, as in the simulated property.
@@ -1002,6 +1004,7 @@ func TestBBRRandomLossInCruiseLowersShortTermModelGradually(t *testing.T) {
 	p.drop = func(*bbrTestPath) bool { return rng.IntN(100) == 0 }
 	var steps, reset int
 	minRatio := 1.0
+	lowest := maxBw
 	prev := p.b.bwShortterm
 	p.onEvent = func(p *bbrTestPath) {
 		cur := p.b.bwShortterm
@@ -1027,10 +1030,14 @@ func TestBBRRandomLossInCruiseLowersShortTermModelGradually(t *testing.T) {
 			minRatio = min(minRatio, r)
 			steps++
 		}
+		if cur != bbrInfBW {
+			lowest = min(lowest, cur)
+		}
 		prev = cur
 	}
 	p.run(p.elapsed()+3*time.Second, func() bool { return reset > 0 })
-	t.Logf("max_bw %d; %d adaptations, smallest ratio %.3f; bw_shortterm %d in %s", maxBw, steps, minRatio, p.b.bwShortterm, p.b.state)
+	t.Logf("max_bw %d; %d adaptations, smallest ratio %.3f, lowest bound %.3f of max_bw; bw_shortterm %d in %s",
+		maxBw, steps, minRatio, float64(lowest)/float64(maxBw), p.b.bwShortterm, p.b.state)
 	if steps < 10 {
 		t.Fatalf("%d short-term adaptations in CRUISE with 1%% loss, want one per round with loss", steps)
 	}
@@ -1041,5 +1048,99 @@ func TestBBRRandomLossInCruiseLowersShortTermModelGradually(t *testing.T) {
 	}
 	if reset == 0 || p.b.bwShortterm != bbrInfBW {
 		t.Errorf("the short-term model was not reset by the next bandwidth probe (state %s)", p.b.state)
+	}
+}
+
+// After ProbeRTT, the loss response outside bandwidth probing waits until
+// the rate samples no longer measure ProbeRTT (holdLowerBoundsAfterProbeRTT,
+// a deviation from draft-ietf-ccwg-bbr, Section 5.5.10.3): with 1% random
+// loss the short-term model stays reset for the two rounds after
+// ExitProbeRTT, and its first bound is then near BBR.max_bw, not the
+// BBR.Beta * BBR.max_bw the samples of ProbeRTT's half-BDP flight would
+// give. The loss is still answered, a round or two later.
+func TestBBRLossResponseAfterProbeRTTWaitsForFreshSamples(t *testing.T) {
+	p := newBBRTestPath(t, 10*bbrTestRate, bbrTestDelay, 0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	p.drop = func(*bbrTestPath) bool { return rng.IntN(100) == 0 }
+	p.run(8*time.Second, func() bool { return p.b.state == bbrProbeRTT })
+	if p.b.state != bbrProbeRTT {
+		t.Fatal("no ProbeRTT")
+	}
+	p.run(p.elapsed()+time.Second, func() bool { return p.b.state != bbrProbeRTT })
+	if p.b.state != bbrProbeBWCruise || p.b.bwShortterm != bbrInfBW {
+		t.Fatalf("after ProbeRTT: %s, bw_shortterm %d; want probe_bw_cruise with the short-term model reset", p.b.state, p.b.bwShortterm)
+	}
+	exitRound, exitAt, maxBw := p.b.roundCount, p.elapsed(), p.b.maxBw
+	var first uint64
+	var firstRound uint64
+	p.onEvent = func(p *bbrTestPath) {
+		if first != 0 {
+			return
+		}
+		if p.b.bwShortterm != bbrInfBW {
+			first, firstRound = p.b.bwShortterm, p.b.roundCount
+		}
+	}
+	p.run(exitAt+20*bbrTestDelay, func() bool { return first != 0 })
+	t.Logf("ProbeRTT left at %v in round %d; first bw_shortterm %d (%.3f of max_bw %d) in round %d",
+		exitAt, exitRound, first, float64(first)/float64(maxBw), maxBw, firstRound)
+	if first == 0 {
+		t.Fatal("1% loss was never answered after ProbeRTT")
+	}
+	if firstRound < exitRound+bbrProbeRTTEchoRounds {
+		t.Errorf("short-term model adapted in round %d, want none before round %d", firstRound, exitRound+bbrProbeRTTEchoRounds)
+	}
+	if first*10 < maxBw*9 {
+		t.Errorf("first bw_shortterm after ProbeRTT %d, below 0.9 * max_bw %d", first, maxBw)
+	}
+}
+
+// Outside bandwidth probing, a round with loss makes the flow pace at the
+// delivery rate it measured in that round, BBR.bw_latest, not 1% below it:
+// LossLowerBounds takes BBR.bw_latest as the BBR.bw whose pacing rate it
+// is (latestBwModel, a deviation from draft-ietf-ccwg-bbr, Section
+// 5.5.10.3, after Sections 5.3.3.2, "slowing down to match the latest
+// delivery process", and 5.3.3.8.3, "reduce the sending rate by X%"), so
+// that the pacing margin of Section 5.6.2 does not compound round after
+// round. The cut per round stays bounded by BBR.Beta, and the bound by
+// BBR.max_bw.
+func TestBBRLossLowerBoundsPacesAtLatestDeliveryRate(t *testing.T) {
+	b := NewBBR(ControllerConfig{RTT: NewRTTStats(), MaxDatagramSize: 1200}).(*bbr)
+	b.begin(time.Unix(0, 0))
+	b.fullBwReached = true
+	b.startProbeBWCruise()
+	b.maxBw = 12_500_000
+	b.cwnd = 1_000_000
+	lossyRound := func(bwLatest uint64) {
+		t.Helper()
+		b.bwLatest, b.inflightLatest = bwLatest, 400_000
+		b.isLossInRound = true
+		b.adaptLowerBoundsFromCongestion()
+		b.boundBWForModel()
+		b.setPacingRate()
+	}
+	for _, tc := range []struct {
+		name          string
+		bwLatest      uint64
+		shortterm, bw uint64
+		pacing        uint64
+	}{
+		// Delivered at the pacing rate of BBR.max_bw (99% of it): the
+		// model stays at BBR.max_bw, where the draft's rule would set
+		// BBR.bw_shortterm to 12_375_000 and pace at 12_251_250.
+		{"delivered at the pacing rate", 12_375_000, 12_500_000, 12_500_000, 12_375_000},
+		// The path delivered less: pace at what it delivered.
+		{"delivered less", 9_900_000, 10_000_000, 10_000_000, 9_900_000},
+		// Far less: BBR.Beta bounds the cut of one round.
+		{"delivered far less", 1_000_000, 7_000_000, 7_000_000, 6_930_000},
+		// A sample above the pacing rate never lifts the bound above
+		// BBR.max_bw.
+		{"delivered at BBR.max_bw", 12_500_000, 12_500_000, 12_500_000, 12_375_000},
+	} {
+		lossyRound(tc.bwLatest)
+		if b.bwShortterm != tc.shortterm || b.bw != tc.bw || b.pacingRate != tc.pacing {
+			t.Errorf("%s (bw_latest %d): bw_shortterm %d, bw %d, pacing rate %d; want %d, %d, %d",
+				tc.name, tc.bwLatest, b.bwShortterm, b.bw, b.pacingRate, tc.shortterm, tc.bw, tc.pacing)
+		}
 	}
 }

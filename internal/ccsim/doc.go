@@ -41,8 +41,9 @@
 // All senders sit on host 1 and all receivers on host 2. The link from 1
 // to 2 is the bottleneck: Bandwidth, a one-way delay of RTT/2, the queue
 // limit, and the impairments. The link back carries the ACKs with the
-// same bandwidth and delay and only ReverseLossProb as impairment. Both
-// links count 28 bytes of IPv4 and UDP overhead per datagram, so
+// same bandwidth and delay and only ReverseLossProb as impairment. The
+// bottleneck's rate may change during the run (Scenario.BandwidthChanges).
+// Both links count 28 bytes of IPv4 and UDP overhead per datagram, so
 // utilisation is measured in wire bytes and goodput in stream bytes.
 // With Scenario.Jitter, each sender's datagrams pass through a relay on
 // a third host that holds them for a random time (jitter.go).

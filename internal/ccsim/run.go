@@ -50,6 +50,16 @@ func Run(sc Scenario) Result {
 		StatsInterval: sc.Interval,
 	}
 	path := nw.Connect(senderHost, receiverHost, fwd, rev)
+	for _, c := range sc.BandwidthChanges {
+		if c.Bandwidth <= 0 {
+			panic("ccsim: a BandwidthChange needs a positive Bandwidth")
+		}
+		sim.At(netsim.Epoch().Add(c.At), func() {
+			cfg := path.AB.Config()
+			cfg.Bandwidth = c.Bandwidth
+			path.AB.SetConfig(cfg)
+		})
+	}
 	if sc.Jitter > 0 {
 		nw.SetRoute(senderHost, jitterHost, nw.NewLink(netsim.LinkConfig{Name: "jitter"}))
 	}

@@ -40,6 +40,16 @@ type Scenario struct {
 	CEProb         float64
 	CEThresholdBDP float64
 
+	// BandwidthChanges change the bottleneck's Bandwidth during the run,
+	// in order of At: from each change on, datagrams entering the
+	// bottleneck are serialized at the new rate (as when a wireless or
+	// cellular link changes its rate, or cross traffic takes a share of
+	// a link). The queue limit stays the number of bytes computed from
+	// the initial Bandwidth. Utilization is reported relative to the
+	// Bandwidth at the end of the run, so a measurement window should not
+	// span a change.
+	BandwidthChanges []BandwidthChange
+
 	// Jitter, if positive, holds each datagram toward the receivers for
 	// a uniformly random time up to Jitter before it enters the
 	// bottleneck, keeping their order: the scheduling jitter of real
@@ -70,6 +80,13 @@ type Scenario struct {
 	// MaxDatagramSize is the flows' datagram size (UDP payload); 0
 	// means DefaultMaxDatagramSize.
 	MaxDatagramSize int
+}
+
+// A BandwidthChange sets the bottleneck's rate to Bandwidth bits per
+// second At the given offset from the start of the run.
+type BandwidthChange struct {
+	At        time.Duration
+	Bandwidth int64
 }
 
 // A Flow is one bulk transfer of a Scenario.

@@ -53,3 +53,34 @@ func TestJitter(t *testing.T) {
 		t.Fatal("jitter changed nothing")
 	}
 }
+
+// A BandwidthChange takes effect at its time: the link delivers at the
+// old rate before it and at the new rate after it.
+func TestBandwidthChanges(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{
+		Name: "bandwidth-change", Bandwidth: 20_000_000, RTT: 20 * time.Millisecond,
+		BandwidthChanges: []BandwidthChange{{At: 3 * time.Second, Bandwidth: 5_000_000}, {At: 6 * time.Second, Bandwidth: 10_000_000}},
+		Duration:         8 * time.Second, Seed: 3,
+		Flows: []Flow{{Controller: controllers[1].f}},
+	}
+	r := runChecked(t, sc)
+	for _, w := range []struct {
+		from, to time.Duration
+		rate     float64
+	}{{2 * time.Second, 3 * time.Second, 20e6}, {4 * time.Second, 6 * time.Second, 5e6}, {7 * time.Second, 8 * time.Second, 10e6}} {
+		g := r.Goodput(0, w.from, w.to)
+		t.Logf("goodput over %v-%v: %.2f Mbit/s", w.from, w.to, g/1e6)
+		// Goodput counts stream bytes, about 96% of the wire bytes.
+		if g < 0.85*w.rate || g > w.rate {
+			t.Errorf("goodput over %v-%v %.2f Mbit/s, want about %.0f Mbit/s", w.from, w.to, g/1e6, w.rate/1e6)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for a BandwidthChange without a Bandwidth")
+		}
+	}()
+	sc.BandwidthChanges = []BandwidthChange{{At: time.Second}}
+	Run(sc)
+}
