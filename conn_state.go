@@ -624,6 +624,11 @@ func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
 	}
 	sp.discarded = true
 	sp.seal, sp.open = nil, nil
+	if s == ackhandler.SpaceInitial {
+		// The first version's Initial keys, kept after a switch of
+		// version, go with the space (RFC 9369, Section 4.1).
+		c.firstInitialOpen = nil
+	}
 	sp.cryptoRecv.reset()
 	sp.cryptoSend.reset()
 	c.sent.DropSpace(now, s)
