@@ -71,11 +71,11 @@ type peerConnIDs struct {
 func (s *peerConnIDs) init(initial ConnectionID, limit uint64) {
 	limit = max(limit, 2)
 	n := min(limit, 16)
+	// retiring and retiredAbove grow when the peer retires IDs: an idle
+	// connection holds neither.
 	*s = peerConnIDs{
-		ids:          make([]connIDPeerEntry, 0, n+1),
-		retiring:     make([]connIDRetireEntry, 0, 2*n),
-		retiredAbove: make([]uint64, 0, n),
-		limit:        limit,
+		ids:   make([]connIDPeerEntry, 0, n+1),
+		limit: limit,
 	}
 	s.ids = append(s.ids, connIDPeerEntry{cid: initial, used: true})
 	s.cur = initial
