@@ -174,14 +174,38 @@ type connEvents struct {
 // packetSpace holds what each packet number space owns
 // (RFC 9000, Section 12.3).
 type packetSpace struct {
-	seal       *handshake.Sealer // Initial and Handshake; 1-RTT uses oneRTT
-	open       *handshake.Opener
-	recv       *ackhandler.ReceivedPackets
-	cryptoRecv recvBuffer
-	cryptoSend sendBuffer
-	discarded  bool
-	ackFrame   wire.AckFrame // reused
+	seal *handshake.Sealer // Initial and Handshake; 1-RTT uses oneRTT
+	open *handshake.Opener
+	recv *ackhandler.ReceivedPackets
+	// crypto is the space's CRYPTO stream, made on first use and
+	// dropped with the space: an established connection keeps only the
+	// application space's.
+	crypto    *cryptoStream
+	discarded bool
+	ackFrame  wire.AckFrame // reused
 }
+
+// cryptoStream is the CRYPTO stream of a packet number space (RFC 9000,
+// Section 19.6): data received, reassembled for TLS, and TLS's data to
+// send until acknowledged.
+type cryptoStream struct {
+	recv recvBuffer
+	send sendBuffer
+}
+
+// cryptoStream returns the space's CRYPTO stream, making it if needed.
+func (sp *packetSpace) cryptoStream() *cryptoStream {
+	if sp.crypto == nil {
+		sp.crypto = &cryptoStream{
+			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
+			send: newSendBuffer(maxCryptoBufferPerLevel),
+		}
+	}
+	return sp.crypto
+}
+
+// cryptoToSend reports whether the space has CRYPTO data to send.
+func (sp *packetSpace) cryptoToSend() bool { return sp.crypto != nil && sp.crypto.send.hasData() }
 
 // connParams are what a connection needs besides its Config.
 type connParams struct {
@@ -283,8 +307,6 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.initPMTUD()
 	for s := range c.spaces {
 		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))
-		c.spaces[s].cryptoRecv = newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps)
-		c.spaces[s].cryptoSend = newSendBuffer(maxCryptoBufferPerLevel)
 	}
 	c.spaces[ackhandler.SpaceApplication].recv.SetMaxAckDelay(defaultMaxAckDelay)
 	c.initialKeyConnID = p.origDstConnID
@@ -403,7 +425,7 @@ func (c *connState) processTLSEvents(now time.Time) error {
 			if sp == nil {
 				return &wire.TransportError{Code: wire.InternalError, Reason: "TLS wrote data at 0-RTT level"}
 			}
-			if n := sp.cryptoSend.write(ev.Data); n < len(ev.Data) {
+			if n := sp.cryptoStream().send.write(ev.Data); n < len(ev.Data) {
 				return &wire.TransportError{Code: wire.CryptoBufferExceeded, Reason: "outgoing CRYPTO data exceeds buffer"}
 			}
 		case handshake.EventReadSecret, handshake.EventWriteSecret:
@@ -629,8 +651,7 @@ func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
 		// version, go with the space (RFC 9369, Section 4.1).
 		c.firstInitialOpen = nil
 	}
-	sp.cryptoRecv.reset()
-	sp.cryptoSend.reset()
+	sp.crypto = nil
 	c.sent.DropSpace(now, s)
 }
 

@@ -178,12 +178,12 @@ func (c *connState) resendCryptoInProbes() {
 	if c.spaces[s].discarded {
 		return
 	}
-	cs := &c.spaces[s].cryptoSend
+	cs := c.spaces[s].crypto
 	budget := 2 * c.maxDatagramSize
 	c.sent.OutstandingFrames(s, func(f *ackhandler.FrameRecord) {
 		switch {
-		case f.Type == wire.FrameTypeCrypto:
-			cs.onLost(f.Offset, int(f.Length), false)
+		case f.Type == wire.FrameTypeCrypto && cs != nil:
+			cs.send.onLost(f.Offset, int(f.Length), false)
 		case f.Type == wire.FrameTypeHandshakeDone:
 			c.handshakeDoneToSend = true
 		case f.Type.IsStream() && budget > 0:
