@@ -187,7 +187,7 @@ func (c *Conn) publishHandshake() {
 		c.snapshot.tls = st.tls.ConnectionState()
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
-		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.snapshot.datagrams = st.maxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
 		// Statistics and the tracer first: what waits for the handshake

@@ -75,8 +75,12 @@ type connState struct {
 	sent   *ackhandler.SentPacketHandler
 	frames connFrameHandler
 
-	params     wire.TransportParameters // ours
-	peerParams *wire.TransportParameters
+	// params are the transport parameters this endpoint sends, kept
+	// while the handshake may need them (version negotiation, tracing)
+	// and dropped when it is confirmed; maxDatagramFrameSize stays.
+	params               *wire.TransportParameters
+	maxDatagramFrameSize uint64 // ours (RFC 9221, Section 3)
+	peerParams           *wire.TransportParameters
 
 	handshakeComplete   bool
 	handshakeConfirmed  bool
@@ -321,8 +325,9 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.streams = newStreamsMap(c)
 	c.datagrams.init()
 
-	c.params = c.ourTransportParameters(p)
-	setup := &handshake.Config{TLS: p.tls, Params: c.params, EnableEarlyData: p.early}
+	params := c.ourTransportParameters(p)
+	c.params, c.maxDatagramFrameSize = &params, params.MaxDatagramFrameSize
+	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early}
 	if role == wire.RoleServer {
 		setup.EnableEarlyData = cfg.Allow0RTT
 	}
@@ -629,6 +634,7 @@ func (c *connState) confirmHandshake(now time.Time) {
 		return
 	}
 	c.handshakeConfirmed = true
+	c.params = nil
 	c.sent.SetHandshakeConfirmed(now)
 	c.dropSpace(now, ackhandler.SpaceHandshake)
 	if c.oneRTT != nil {

@@ -51,8 +51,8 @@ func (c *connState) traceStart(conn *Conn) {
 	if tr.ConnectionStarted != nil {
 		tr.ConnectionStarted(conn.LocalAddr(), conn.remote, c.version, c.localConnID, c.peerIDs.active())
 	}
-	if tr.ParametersSet != nil {
-		tr.ParametersSet(true, &c.params)
+	if tr.ParametersSet != nil && c.params != nil {
+		tr.ParametersSet(true, c.params)
 	}
 	if tr.KeyUpdated != nil {
 		tr.KeyUpdated(KeyUpdate{Type: wire.PacketTypeInitial, Local: true})
