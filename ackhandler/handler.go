@@ -581,3 +581,28 @@ func (h *SentPacketHandler) RestartECNValidation() {
 // LostPackets returns how many packets were declared lost so far, in all
 // packet number spaces (RFC 9002, Section 6.1).
 func (h *SentPacketHandler) LostPackets() uint64 { return h.lostPackets }
+
+// ReleaseIdle gives back the memory of an idle connection's records: it
+// expires the records of ACK-only packets older than three PTO periods
+// (as sending another would), and frees the rings of every space left
+// with no record, and the lists the controller's events reuse. They grow
+// again when the next packet is sent or acknowledged, which allocates.
+// Call it when nothing was sent or received for a while; it changes
+// nothing the handler reports.
+func (h *SentPacketHandler) ReleaseIdle(now time.Time) {
+	for i := range h.spaces {
+		s := &h.spaces[i]
+		if s.dropped {
+			continue
+		}
+		h.expireNotInFlight(now, Space(i), s)
+		if s.packets.n == 0 {
+			s.packets.buf, s.packets.head = nil, 0
+		}
+		if s.frames.head == s.frames.tail && s.pendingFrames == s.frames.tail {
+			s.frames.buf = nil
+		}
+	}
+	h.ackEvent.Acked = nil
+	h.congEvent.Lost = nil
+}
