@@ -196,6 +196,7 @@ func (c *connState) rxPath() *netPath {
 // know is processed only if it decrypts, and only then takes a place in
 // the path table.
 func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, ecn ackhandler.ECNMark) {
+	c.markActive(now)
 	ps := &c.paths
 	c.rxMigrate = false
 	ps.rx = ps.find(addrs)

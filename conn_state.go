@@ -108,7 +108,12 @@ type connState struct {
 	idleDeadline     time.Time
 	handshakeTimeout time.Time
 	lastAckEliciting time.Time // last ack-eliciting packet sent, for keep-alive
-	pingToSend       bool
+	// lastActivity is when a datagram was last received or sent; quiet
+	// for long enough, the connection releases memory (conn_idle.go) and
+	// sets idleReleased.
+	lastActivity time.Time
+	pingToSend   bool
+	idleReleased bool
 
 	// Closing (RFC 9000, Section 10.2).
 	closeState     closeState

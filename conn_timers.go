@@ -10,7 +10,8 @@ import (
 // nextDeadline returns when handleTimeout must next be called, or the zero
 // time if nothing is scheduled. The connection's timers are few and fixed:
 // loss detection and PTO, delayed ACKs, idle and handshake timeouts,
-// keep-alive, pacing, discarding old 1-RTT keys, and the end of closing.
+// keep-alive, pacing, discarding old 1-RTT keys, releasing the memory of
+// a quiet connection, and the end of closing.
 func (c *connState) nextDeadline(now time.Time) time.Time {
 	var d time.Time
 	earliest := func(t time.Time) {
@@ -42,6 +43,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.keepAliveDeadline())
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
+	earliest(c.idleReleaseDeadline())
 	if c.oneRTT != nil {
 		earliest(c.oneRTT.NextDeadline())
 	}
@@ -93,6 +95,9 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
 		c.onKeepAlive()
+	}
+	if d := c.idleReleaseDeadline(); !d.IsZero() && !now.Before(d) {
+		c.releaseIdle(now)
 	}
 }
 
