@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -15,7 +16,10 @@ import (
 
 // A Conn is a QUIC connection. One goroutine, started when the connection
 // is created, owns all of its protocol state: it reads the datagrams the
-// Transport routes to it, runs its timers and sends its packets.
+// Transport routes to it, runs its timers and sends its packets. While the
+// connection is idle the goroutine exits, and the next datagram, timer or
+// application call starts another (conn_park.go); there is never more
+// than one.
 // Application goroutines reach it only through streams, datagram queues
 // and the methods below. Multiple goroutines may invoke methods on a Conn
 // simultaneously.
@@ -66,6 +70,14 @@ type Conn struct {
 	local         net.Addr
 	started       time.Time // when the connection started, for statistics
 	appTracer     any       // the Tracer's Application field, set before the connection runs
+
+	// Parking (conn_park.go): parked is set while no goroutine runs;
+	// parkTimer wakes the connection at its next deadline meanwhile;
+	// closingSeen records that the Transport's closing was handled (run
+	// goroutine only).
+	parked      atomic.Bool
+	parkTimer   *time.Timer
+	closingSeen bool
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run
@@ -111,36 +123,37 @@ func (c *Conn) start(st *connState) {
 	c.t.stats.handshakesStarted.Add(1)
 	c.t.wg.Add(1)
 	c.t.conns.Add(1)
+	st.traceStart(c)
 	go c.run()
 }
 
-func (c *Conn) wake() {
-	select {
-	case c.wakeCh <- struct{}{}:
-	default:
-	}
-}
-
+// run is the connection's goroutine: it processes what arrived, sends
+// what is due and waits, until the connection is closed, or until it is
+// idle and parks (conn_park.go); a wake then runs it again.
 func (c *Conn) run() {
-	defer c.t.wg.Done()
-	defer close(c.done)
 	st := c.state
-	st.traceStart(c)
+	c.stopParkTimer()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	// closing is set to nil once handled: a closed channel is always
-	// ready, and selecting on it again would spin for the whole closing
-	// period.
-	closing := c.t.closing
 	for {
+		c.drainInbound()
 		now := time.Now()
 		c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
 			c.finish()
+			close(c.done)
+			c.t.wg.Done()
 			return
 		}
-		if d := st.nextDeadline(now); !d.IsZero() {
+		d := st.nextDeadline(now)
+		if st.isIdleReleased() && (d.IsZero() || d.After(now)) {
+			if !c.handleControl() && c.park(d) {
+				return
+			}
+			continue
+		}
+		if !d.IsZero() {
 			timer.Reset(max(d.Sub(now), 0))
 		} else {
 			timer.Reset(time.Hour)
@@ -153,12 +166,40 @@ func (c *Conn) run() {
 			st.closeApplication(time.Now(), r.code, r.reason)
 		case r := <-c.migrateCh:
 			c.startMigration(time.Now(), r)
-		case <-closing:
-			closing = nil
+		case <-c.closing():
+			c.closingSeen = true
 			st.closeApplication(time.Now(), 0, "transport closed")
 		}
-		c.drainInbound()
 	}
+}
+
+// handleControl carries out an application's request to close or migrate,
+// or the Transport's closing, if one is waiting; it reports whether there
+// was one.
+func (c *Conn) handleControl() bool {
+	st := c.state
+	select {
+	case r := <-c.closeCh:
+		st.closeApplication(time.Now(), r.code, r.reason)
+	case r := <-c.migrateCh:
+		c.startMigration(time.Now(), r)
+	case <-c.closing():
+		c.closingSeen = true
+		st.closeApplication(time.Now(), 0, "transport closed")
+	default:
+		return false
+	}
+	return true
+}
+
+// closing returns the channel the Transport closes when it closes, until
+// the connection handled that: a closed channel is always ready, and
+// selecting on it again would spin for the whole closing period.
+func (c *Conn) closing() <-chan struct{} {
+	if c.closingSeen {
+		return nil
+	}
+	return c.t.closing
 }
 
 // connSnapshot is what application goroutines can read of the state.
@@ -399,6 +440,7 @@ func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
 	case c.closeCh <- closeRequest{code, reason}:
 	default:
 	}
+	c.wake()
 	select {
 	case <-c.ctx.Done():
 	case <-c.done:

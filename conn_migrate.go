@@ -59,6 +59,7 @@ func (c *Conn) Migrate(ctx context.Context, t *Transport) error {
 	r := migrateRequest{t: t, done: make(chan error, 1)}
 	select {
 	case c.migrateCh <- r:
+		c.wake()
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.ctx.Done():
