@@ -7,8 +7,9 @@ import "time"
 // state, the secrets its keys come from, its connection IDs and limits)
 // and, once it has neither received nor sent a datagram for a while,
 // releases what it can make again when the next one comes: the expanded
-// 1-RTT keys (handshake.OneRTTKeys.Release, about 3 KB) and the rings of
-// sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle). The Conn
+// 1-RTT keys (handshake.OneRTTKeys.Release, about 3 KB), the rings of
+// sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle) and an
+// empty stream map. The Conn
 // then lets its goroutine exit, with its stack, until a datagram, a timer
 // or the application needs it again (conn_park.go).
 
@@ -40,8 +41,9 @@ func (c *connState) releaseIdle(now time.Time) {
 	c.idleReleased = true
 	c.oneRTT.Release()
 	c.sent.ReleaseIdle(now)
+	c.streams.releaseIdle()
 }
 
 // isIdleReleased reports whether the connection released its idle memory
 // and has been quiet since: its goroutine may exit.
-func (c *connState) isIdleReleased() bool { return c.idleReleased }
+func (c *connState) isIdleReleased() bool { return c.idleReleased && c.closeState == stateActive }
