@@ -39,7 +39,6 @@ type Conn struct {
 	// a server's replies leave from on a wildcard socket (run goroutine
 	// only).
 	srcAddr netip.Addr
-	closeCh chan closeRequest
 
 	handshakeDone chan struct{}
 	ctx           context.Context
@@ -62,7 +61,6 @@ type Conn struct {
 	// sent to, and the addresses LocalAddr and RemoteAddr report (local
 	// and remote are guarded by mu once the connection runs).
 	extra         []*Transport
-	migrateCh     chan migrateRequest
 	sendTo        netip.AddrPort
 	sendToAddr    net.Addr
 	publishedPath pathAddrs
@@ -78,6 +76,14 @@ type Conn struct {
 	parked      atomic.Bool
 	parkTimer   *time.Timer
 	closingSeen bool
+
+	// Requests of application goroutines to the run goroutine, guarded by
+	// mu: a close (the first one asked for) and migrations. hasRequest is
+	// set with them, so that the run loop looks only then.
+	closeReq    closeRequest
+	closeWanted bool
+	migrateReqs []migrateRequest
+	hasRequest  atomic.Bool
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run
@@ -103,10 +109,8 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	c := &Conn{
 		t: t, remote: remote, config: cfg,
 		wakeCh:        make(chan struct{}, 1),
-		closeCh:       make(chan closeRequest, 1),
 		handshakeDone: make(chan struct{}),
 		done:          make(chan struct{}),
-		migrateCh:     make(chan migrateRequest, 1),
 		local:         t.Conn.LocalAddr(),
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
@@ -137,6 +141,7 @@ func (c *Conn) run() {
 	defer timer.Stop()
 	for {
 		c.drainInbound()
+		c.handleRequests()
 		now := time.Now()
 		c.flush(now)
 		c.publish()
@@ -148,7 +153,7 @@ func (c *Conn) run() {
 		}
 		d := st.nextDeadline(now)
 		if st.isIdleReleased() && (d.IsZero() || d.After(now)) {
-			if !c.handleControl() && c.park(d) {
+			if !c.handleClosing() && c.park(d) {
 				return
 			}
 			continue
@@ -162,34 +167,64 @@ func (c *Conn) run() {
 		case <-timer.C:
 			st.handleTimeout(time.Now())
 		case <-c.wakeCh: // datagrams queued, or an application command
-		case r := <-c.closeCh:
-			st.closeApplication(time.Now(), r.code, r.reason)
-		case r := <-c.migrateCh:
-			c.startMigration(time.Now(), r)
 		case <-c.closing():
-			c.closingSeen = true
-			st.closeApplication(time.Now(), 0, "transport closed")
+			c.onClosing()
 		}
 	}
 }
 
-// handleControl carries out an application's request to close or migrate,
-// or the Transport's closing, if one is waiting; it reports whether there
-// was one.
-func (c *Conn) handleControl() bool {
-	st := c.state
-	select {
-	case r := <-c.closeCh:
-		st.closeApplication(time.Now(), r.code, r.reason)
-	case r := <-c.migrateCh:
+// request hands the run goroutine a close (the first one asked for
+// counts) or a migration. Any goroutine may call it.
+func (c *Conn) request(close *closeRequest, migrate *migrateRequest) {
+	c.mu.Lock()
+	if close != nil && !c.closeWanted {
+		c.closeReq, c.closeWanted = *close, true
+	}
+	if migrate != nil {
+		c.migrateReqs = append(c.migrateReqs, *migrate)
+	}
+	c.hasRequest.Store(true)
+	c.mu.Unlock()
+	c.wake()
+}
+
+// handleRequests carries out what application goroutines asked for with
+// request.
+func (c *Conn) handleRequests() {
+	if !c.hasRequest.Load() {
+		return
+	}
+	c.mu.Lock()
+	cr, closeWanted := c.closeReq, c.closeWanted
+	c.closeWanted = false
+	migrations := c.migrateReqs
+	c.migrateReqs = nil
+	c.hasRequest.Store(false)
+	c.mu.Unlock()
+	if closeWanted {
+		c.state.closeApplication(time.Now(), cr.code, cr.reason)
+	}
+	for _, r := range migrations {
 		c.startMigration(time.Now(), r)
+	}
+}
+
+// handleClosing closes the connection if its Transport is closing and
+// reports whether it did, without waiting.
+func (c *Conn) handleClosing() bool {
+	select {
 	case <-c.closing():
-		c.closingSeen = true
-		st.closeApplication(time.Now(), 0, "transport closed")
+		c.onClosing()
+		return true
 	default:
 		return false
 	}
-	return true
+}
+
+// onClosing closes the connection because its Transport closes.
+func (c *Conn) onClosing() {
+	c.closingSeen = true
+	c.state.closeApplication(time.Now(), 0, "transport closed")
 }
 
 // closing returns the channel the Transport closes when it closes, until
@@ -204,13 +239,27 @@ func (c *Conn) closing() <-chan struct{} {
 
 // connSnapshot is what application goroutines can read of the state.
 type connSnapshot struct {
-	tls       tls.ConnectionState
+	// tls is the TLS state recorded when the handshake completed, shared
+	// with the state machine's TLS driver; nil before.
+	tls       *tls.ConnectionState
 	version   wire.Version
 	stats     ConnectionStats
 	datagrams bool
 	used0RTT  bool
 	// handshakeDuration is from the start to the handshake's completion.
 	handshakeDuration time.Duration
+}
+
+// noTLSState is the TLS state reported before the handshake completed.
+var noTLSState tls.ConnectionState
+
+// tlsState returns the TLS state, or an empty one before the handshake
+// completed. The caller must not modify it.
+func (s *connSnapshot) tlsState() *tls.ConnectionState {
+	if s.tls == nil {
+		return &noTLSState
+	}
+	return s.tls
 }
 
 // publishHandshake tells application goroutines that the handshake
@@ -225,7 +274,7 @@ func (c *Conn) publishHandshake() {
 		st.events.handshakeComplete = false
 		c.mu.Lock()
 		c.handshook = true
-		c.snapshot.tls = st.tls.ConnectionState()
+		c.snapshot.tls = st.tls.HandshakeState()
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
 		c.snapshot.datagrams = st.maxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
@@ -235,7 +284,7 @@ func (c *Conn) publishHandshake() {
 		// (Dial, HandshakeComplete) may look at them at once.
 		c.t.countHandshake(true, st)
 		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
-			tls := c.snapshot.tls
+			tls := c.snapshot.tlsState()
 			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
 				ALPN: tls.NegotiatedProtocol, Used0RTT: st.used0RTT, Resumed: tls.DidResume})
 		}
@@ -436,11 +485,7 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // reason, which the peer receives in a CONNECTION_CLOSE frame. It returns
 // once the frame is sent, or immediately if the connection already ended.
 func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
-	select {
-	case c.closeCh <- closeRequest{code, reason}:
-	default:
-	}
-	c.wake()
+	c.request(&closeRequest{code, reason}, nil)
 	select {
 	case <-c.ctx.Done():
 	case <-c.done:
@@ -495,7 +540,7 @@ type ConnectionState struct {
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: c.snapshot.tls, Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
+	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
 }
 
 // Stats returns the connection's statistics.
@@ -505,7 +550,7 @@ func (c *Conn) Stats() ConnectionStats {
 	s := c.snapshot.stats
 	s.DatagramsDropped = c.dropped
 	if c.handshook {
-		tls := &c.snapshot.tls
+		tls := c.snapshot.tlsState()
 		s.HandshakeComplete, s.HandshakeDuration = true, c.snapshot.handshakeDuration
 		s.Version, s.CipherSuite, s.ALPN = c.snapshot.version, tls.CipherSuite, tls.NegotiatedProtocol
 		s.Resumed, s.Used0RTT = tls.DidResume, c.snapshot.used0RTT

@@ -373,11 +373,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	case <-c.ctx.Done():
 		return nil, context.Cause(c.ctx)
 	case <-ctx.Done():
-		select {
-		case c.closeCh <- closeRequest{0, "dial canceled"}:
-		default:
-		}
-		c.wake()
+		c.request(&closeRequest{0, "dial canceled"}, nil)
 		return nil, ctx.Err()
 	}
 }

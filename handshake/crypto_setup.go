@@ -126,7 +126,8 @@ type CryptoSetup struct {
 	earlyAccepted bool // server: 0-RTT read keys were installed
 	complete      bool
 	err           error
-	// state is the TLS state kept when conn is released.
+	// state is the TLS state recorded when the handshake completed, kept
+	// when conn is released.
 	state *tls.ConnectionState
 }
 
@@ -304,6 +305,7 @@ func (s *CryptoSetup) onHandshakeDone() error {
 		return &wire.TransportError{Code: wire.CryptoError(alertMissingExtension), Reason: "missing quic_transport_parameters extension"}
 	}
 	s.complete = true
+	s.state = &st
 	if s.role == wire.RoleServer {
 		// The one session ticket goes out in 1-RTT CRYPTO data right after
 		// the handshake. It carries the parameters that 0-RTT on a later
@@ -358,6 +360,10 @@ func (s *CryptoSetup) ConnectionState() tls.ConnectionState {
 	return s.conn.ConnectionState()
 }
 
+// HandshakeState returns the TLS state recorded when the handshake
+// completed, or nil before. It is shared: the caller must not modify it.
+func (s *CryptoSetup) HandshakeState() *tls.ConnectionState { return s.state }
+
 // Close releases crypto/tls's resources. It does not send anything.
 func (s *CryptoSetup) Close() error {
 	if s.conn == nil {
@@ -376,8 +382,6 @@ func (s *CryptoSetup) ReleaseIfDone() {
 	if s.role != wire.RoleServer || !s.complete || s.conn == nil || s.err != nil {
 		return
 	}
-	st := s.conn.ConnectionState()
-	s.state = &st
 	s.conn.Close()
 	s.conn = nil
 	s.params = nil
