@@ -334,7 +334,6 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
 	})
 	c.streams = newStreamsMap(c)
-	c.datagrams.init()
 
 	params := c.ourTransportParameters(p)
 	c.params, c.maxDatagramFrameSize = &params, params.MaxDatagramFrameSize

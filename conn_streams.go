@@ -102,8 +102,8 @@ func (m *streamsMap) raiseOpenLimits(bidi, uni uint64) {
 	}
 }
 
-// waitChannel returns *ch, making it if nobody waits yet. m.mu must be
-// held.
+// waitChannel returns *ch, making it if nobody waits yet. The mutex that
+// guards *ch must be held.
 func waitChannel(ch *chan struct{}) <-chan struct{} {
 	if *ch == nil {
 		*ch = make(chan struct{})
@@ -112,7 +112,7 @@ func waitChannel(ch *chan struct{}) <-chan struct{} {
 }
 
 // notifyWaiters wakes those who wait on *ch by closing it; the next
-// waiter gets a new one. m.mu must be held.
+// waiter gets a new one. The mutex that guards *ch must be held.
 func notifyWaiters(ch *chan struct{}) {
 	if *ch != nil {
 		close(*ch)
