@@ -11,7 +11,10 @@ import (
 // handleFrames processes the frames of a decrypted packet of type pt in
 // space and reports whether the packet was ack-eliciting.
 func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.PacketType, payload []byte) (ackEliciting bool, err error) {
-	f := &c.rxFrame
+	if c.rxFrame == nil {
+		c.rxFrame = new(wire.Frame)
+	}
+	f := c.rxFrame
 	c.rxNonProbing = false
 	for len(payload) > 0 {
 		n, err := wire.ParseFrame(payload, f, 0)

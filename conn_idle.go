@@ -8,8 +8,8 @@ import "time"
 // and, once it has neither received nor sent a datagram for a while,
 // releases what it can make again when the next one comes: the expanded
 // 1-RTT keys (handshake.OneRTTKeys.Release, about 3 KB), the rings of
-// sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle) and an
-// empty stream map. The Conn
+// sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle), the
+// frame parsed packets are read into and an empty stream map. The Conn
 // then lets its goroutine exit, with its stack, until a datagram, a timer
 // or the application needs it again (conn_park.go).
 
@@ -42,6 +42,7 @@ func (c *connState) releaseIdle(now time.Time) {
 	c.oneRTT.Release()
 	c.sent.ReleaseIdle(now)
 	c.streams.releaseIdle()
+	c.rxFrame = nil
 }
 
 // isIdleReleased reports whether the connection released its idle memory

@@ -127,7 +127,9 @@ type connState struct {
 	// (RFC 9001, Section 5.7), to be retried when keys arrive.
 	undecryptable [][]byte
 
-	rxFrame wire.Frame // reused for parsing
+	// rxFrame is reused for parsing: made on first use, dropped when the
+	// connection is quiet (conn_idle.go).
+	rxFrame *wire.Frame
 	// onFrame, if set, observes every frame received, after the check
 	// that its packet type allows it; for tests and tracing. The frame
 	// is valid only during the call.
@@ -163,11 +165,11 @@ type connState struct {
 	obs connObs // statistics and tracing (tracer_events.go)
 }
 
-// Every established connection keeps a connState: its size (2,680 bytes,
+// Every established connection keeps a connState: its size (2,160 bytes,
 // plus the 8-byte header the allocator adds to objects with pointers)
-// fills the 2,688-byte size class. A field more takes the next class,
-// 3,072 bytes; make room first (TestIdleServerConnMemory bounds the
-// total).
+// fits the 2,304-byte size class, with room for 136 bytes more; beyond,
+// it takes the next class, 2,688 bytes (TestIdleServerConnMemory bounds
+// the total).
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
 type closeState uint8
