@@ -193,7 +193,7 @@ type connEvents struct {
 type packetSpace struct {
 	seal *handshake.Sealer // Initial and Handshake; 1-RTT uses oneRTT
 	open *handshake.Opener
-	recv *ackhandler.ReceivedPackets
+	recv *ackhandler.ReceivedPackets // nil once discarded
 	// crypto is the space's CRYPTO stream, made on first use and
 	// dropped with the space: an established connection keeps only the
 	// application space's.
@@ -664,6 +664,9 @@ func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
 	}
 	sp.discarded = true
 	sp.seal, sp.open = nil, nil
+	// Nothing reads the received packets of a discarded space, nor
+	// sends its ACK frames.
+	sp.recv, sp.ackFrame = nil, wire.AckFrame{}
 	if s == ackhandler.SpaceInitial {
 		// The first version's Initial keys, kept after a switch of
 		// version, go with the space (RFC 9369, Section 4.1).
