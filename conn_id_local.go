@@ -107,13 +107,13 @@ type localConnIDs struct {
 
 	initialCID   ConnectionID
 	initialToken wire.StatelessResetToken
+	zeroLen      bool
 
 	maxActive   uint64 // this endpoint's own cap on active IDs
 	peerLimit   uint64 // the peer's active_connection_id_limit; 0 until known
 	nextSeq     uint64 // sequence number of the next ID issued
 	highestSent uint64 // highest sequence number sent to the peer
 	rpt         uint64 // Retire Prior To of frames sent from now on
-	zeroLen     bool
 }
 
 // init issues the handshake connection ID, sequence number 0, and routes

@@ -52,16 +52,16 @@ type connIDRetireEntry struct {
 // clock; the connection goroutine owns it.
 type peerConnIDs struct {
 	// ids are the active IDs by ascending sequence number; never empty.
-	ids    []connIDPeerEntry
-	cur    ConnectionID // the ID in use, one of ids
-	curSeq uint64
+	ids     []connIDPeerEntry
+	cur     ConnectionID // the ID in use, one of ids
+	zeroLen bool
+	curSeq  uint64
 
 	limit        uint64 // our active_connection_id_limit
 	maxRPT       uint64 // largest Retire Prior To received
 	doneBelow    uint64 // sequence numbers below it were seen or are below maxRPT
 	retiredAbove []uint64
 	retiring     []connIDRetireEntry
-	zeroLen      bool
 }
 
 // init starts with the peer's handshake connection ID (sequence number 0)

@@ -38,8 +38,8 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 		// could wait for a progressively increasing number of received
 		// packets" (RFC 9000, Section 10.2.1): answer the 1st, 2nd, 4th,
 		// 8th ... datagram.
-		c.closeDatagrams++
-		if c.closeDatagrams&(c.closeDatagrams-1) == 0 {
+		c.closing.datagrams++
+		if n := c.closing.datagrams; n&(n-1) == 0 {
 			c.closeToSend = true
 		}
 		return

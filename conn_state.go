@@ -116,12 +116,10 @@ type connState struct {
 	idleReleased bool
 
 	// Closing (RFC 9000, Section 10.2).
-	closeState     closeState
-	closeErr       error // why the connection ended, for the application
-	closeFrame     wire.ConnectionCloseFrame
-	closeDeadline  time.Time
-	closeToSend    bool
-	closeDatagrams uint64 // datagrams received while closing
+	closeState  closeState
+	closeToSend bool
+	closeErr    error         // why the connection ended, for the application
+	closing     *closingState // made when closing or draining starts
 
 	// undecryptable holds a few packets that arrived before their keys
 	// (RFC 9001, Section 5.7), to be retried when keys arrive.
@@ -165,11 +163,20 @@ type connState struct {
 	obs connObs // statistics and tracing (tracer_events.go)
 }
 
-// Every established connection keeps a connState: its size (2,160 bytes,
+// Every established connection keeps a connState: its size (1,976 bytes,
 // plus the 8-byte header the allocator adds to objects with pointers)
-// fits the 2,304-byte size class, with room for 136 bytes more; beyond,
-// it takes the next class, 2,688 bytes (TestIdleServerConnMemory bounds
-// the total).
+// fits the 2,048-byte size class, with room for 64 bytes more; beyond, it
+// takes the next class, 2,304 bytes. What only some connections need
+// (closing, tracing, paths beyond the first) sits behind pointers
+// (TestIdleServerConnMemory bounds the total).
+
+// closingState is what a connection in the closing or draining state
+// keeps (RFC 9000, Section 10.2).
+type closingState struct {
+	frame     wire.ConnectionCloseFrame // sent again in the closing state
+	deadline  time.Time                 // when the state can go
+	datagrams uint64                    // datagrams received while closing
+}
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
 type closeState uint8

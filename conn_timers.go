@@ -21,7 +21,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	}
 	switch c.closeState {
 	case stateClosing, stateDraining:
-		return c.closeDeadline
+		return c.closing.deadline
 	case stateClosed:
 		return time.Time{}
 	}
@@ -61,7 +61,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 func (c *connState) handleTimeout(now time.Time) {
 	switch c.closeState {
 	case stateClosing, stateDraining:
-		if !now.Before(c.closeDeadline) {
+		if !now.Before(c.closing.deadline) {
 			c.closeState = stateClosed
 			c.events.closed = true
 		}
