@@ -75,6 +75,7 @@ type Conn struct {
 	// goroutine only).
 	parked      atomic.Bool
 	parkTimer   *time.Timer
+	parkAlarm   *parkAlarm // what parkTimer calls
 	closingSeen bool
 
 	// Requests of application goroutines to the run goroutine, guarded by
@@ -338,6 +339,7 @@ func (c *Conn) finish() {
 	if c.firstDstConnID.Len() > 0 {
 		c.t.handlers.remove(c.firstDstConnID, c)
 	}
+	c.dropParkTimer()
 	if c.onClosed != nil {
 		c.onClosed(c)
 	}

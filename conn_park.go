@@ -1,6 +1,9 @@
 package quic
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Parking: a connection whose state released its idle memory
 // (conn_idle.go) lets its goroutine exit, which frees the goroutine's
@@ -42,7 +45,9 @@ func (c *Conn) park(deadline time.Time) bool {
 	if !deadline.IsZero() {
 		d := time.Until(deadline)
 		if c.parkTimer == nil {
-			c.parkTimer = time.AfterFunc(d, c.wake)
+			c.parkAlarm = new(parkAlarm)
+			c.parkAlarm.c.Store(c)
+			c.parkTimer = time.AfterFunc(d, c.parkAlarm.ring)
 		} else {
 			c.parkTimer.Reset(d)
 		}
@@ -66,6 +71,27 @@ func (c *Conn) park(deadline time.Time) bool {
 func (c *Conn) stopParkTimer() {
 	if c.parkTimer != nil {
 		c.parkTimer.Stop()
+	}
+}
+
+// dropParkTimer stops the park timer for good, when the connection is
+// finished.
+func (c *Conn) dropParkTimer() {
+	if c.parkTimer != nil {
+		c.parkTimer.Stop()
+		c.parkAlarm.c.Store(nil)
+	}
+}
+
+// parkAlarm is what a parked connection's timer calls: it wakes the
+// connection, until the connection is finished. A stopped timer can stay
+// in the runtime's timer heap for a while, and with it what its function
+// refers to; through parkAlarm that is not a finished connection's state.
+type parkAlarm struct{ c atomic.Pointer[Conn] }
+
+func (a *parkAlarm) ring() {
+	if c := a.c.Load(); c != nil {
+		c.wake()
 	}
 }
 
