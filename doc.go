@@ -99,8 +99,8 @@
 // releases what it can make again (its expanded 1-RTT keys, sent-packet
 // records, buffers; conn_idle.go) and its goroutine exits; the next
 // datagram, timer or application call starts another, one at a time
-// (conn_park.go). An idle server connection so keeps about 11 KB and no
-// goroutine stack.
+// (conn_park.go). An idle server connection so keeps about 12 KB of heap
+// and no goroutine stack.
 //
 // Errors are typed: *TransportError, *ApplicationError (each says whether
 // the peer sent it), *IdleTimeoutError and *HandshakeTimeoutError
