@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -15,7 +16,10 @@ import (
 
 // A Conn is a QUIC connection. One goroutine, started when the connection
 // is created, owns all of its protocol state: it reads the datagrams the
-// Transport routes to it, runs its timers and sends its packets.
+// Transport routes to it, runs its timers and sends its packets. While the
+// connection is idle the goroutine exits, and the next datagram, timer or
+// application call starts another (conn_park.go); there is never more
+// than one.
 // Application goroutines reach it only through streams, datagram queues
 // and the methods below. Multiple goroutines may invoke methods on a Conn
 // simultaneously.
@@ -35,7 +39,6 @@ type Conn struct {
 	// a server's replies leave from on a wildcard socket (run goroutine
 	// only).
 	srcAddr netip.Addr
-	closeCh chan closeRequest
 
 	handshakeDone chan struct{}
 	ctx           context.Context
@@ -58,7 +61,6 @@ type Conn struct {
 	// sent to, and the addresses LocalAddr and RemoteAddr report (local
 	// and remote are guarded by mu once the connection runs).
 	extra         []*Transport
-	migrateCh     chan migrateRequest
 	sendTo        netip.AddrPort
 	sendToAddr    net.Addr
 	publishedPath pathAddrs
@@ -66,6 +68,23 @@ type Conn struct {
 	local         net.Addr
 	started       time.Time // when the connection started, for statistics
 	appTracer     any       // the Tracer's Application field, set before the connection runs
+
+	// Parking (conn_park.go): parked is set while no goroutine runs;
+	// parkTimer wakes the connection at its next deadline meanwhile;
+	// closingSeen records that the Transport's closing was handled (run
+	// goroutine only).
+	parked      atomic.Bool
+	parkTimer   *time.Timer
+	parkAlarm   *parkAlarm // what parkTimer calls
+	closingSeen bool
+
+	// Requests of application goroutines to the run goroutine, guarded by
+	// mu: a close (the first one asked for) and migrations. hasRequest is
+	// set with them, so that the run loop looks only then.
+	closeReq    closeRequest
+	closeWanted bool
+	migrateReqs []migrateRequest
+	hasRequest  atomic.Bool
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run
@@ -91,10 +110,8 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	c := &Conn{
 		t: t, remote: remote, config: cfg,
 		wakeCh:        make(chan struct{}, 1),
-		closeCh:       make(chan closeRequest, 1),
 		handshakeDone: make(chan struct{}),
 		done:          make(chan struct{}),
-		migrateCh:     make(chan migrateRequest, 1),
 		local:         t.Conn.LocalAddr(),
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
@@ -111,36 +128,38 @@ func (c *Conn) start(st *connState) {
 	c.t.stats.handshakesStarted.Add(1)
 	c.t.wg.Add(1)
 	c.t.conns.Add(1)
+	st.traceStart(c)
 	go c.run()
 }
 
-func (c *Conn) wake() {
-	select {
-	case c.wakeCh <- struct{}{}:
-	default:
-	}
-}
-
+// run is the connection's goroutine: it processes what arrived, sends
+// what is due and waits, until the connection is closed, or until it is
+// idle and parks (conn_park.go); a wake then runs it again.
 func (c *Conn) run() {
-	defer c.t.wg.Done()
-	defer close(c.done)
 	st := c.state
-	st.traceStart(c)
+	c.stopParkTimer()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	// closing is set to nil once handled: a closed channel is always
-	// ready, and selecting on it again would spin for the whole closing
-	// period.
-	closing := c.t.closing
 	for {
+		c.drainInbound()
+		c.handleRequests()
 		now := time.Now()
 		c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
 			c.finish()
+			close(c.done)
+			c.t.wg.Done()
 			return
 		}
-		if d := st.nextDeadline(now); !d.IsZero() {
+		d := st.nextDeadline(now)
+		if st.isIdleReleased() && (d.IsZero() || d.After(now)) {
+			if !c.handleClosing() && c.park(d) {
+				return
+			}
+			continue
+		}
+		if !d.IsZero() {
 			timer.Reset(max(d.Sub(now), 0))
 		} else {
 			timer.Reset(time.Hour)
@@ -149,27 +168,99 @@ func (c *Conn) run() {
 		case <-timer.C:
 			st.handleTimeout(time.Now())
 		case <-c.wakeCh: // datagrams queued, or an application command
-		case r := <-c.closeCh:
-			st.closeApplication(time.Now(), r.code, r.reason)
-		case r := <-c.migrateCh:
-			c.startMigration(time.Now(), r)
-		case <-closing:
-			closing = nil
-			st.closeApplication(time.Now(), 0, "transport closed")
+		case <-c.closing():
+			c.onClosing()
 		}
-		c.drainInbound()
 	}
+}
+
+// request hands the run goroutine a close (the first one asked for
+// counts) or a migration. Any goroutine may call it.
+func (c *Conn) request(close *closeRequest, migrate *migrateRequest) {
+	c.mu.Lock()
+	if close != nil && !c.closeWanted {
+		c.closeReq, c.closeWanted = *close, true
+	}
+	if migrate != nil {
+		c.migrateReqs = append(c.migrateReqs, *migrate)
+	}
+	c.hasRequest.Store(true)
+	c.mu.Unlock()
+	c.wake()
+}
+
+// handleRequests carries out what application goroutines asked for with
+// request.
+func (c *Conn) handleRequests() {
+	if !c.hasRequest.Load() {
+		return
+	}
+	c.mu.Lock()
+	cr, closeWanted := c.closeReq, c.closeWanted
+	c.closeWanted = false
+	migrations := c.migrateReqs
+	c.migrateReqs = nil
+	c.hasRequest.Store(false)
+	c.mu.Unlock()
+	if closeWanted {
+		c.state.closeApplication(time.Now(), cr.code, cr.reason)
+	}
+	for _, r := range migrations {
+		c.startMigration(time.Now(), r)
+	}
+}
+
+// handleClosing closes the connection if its Transport is closing and
+// reports whether it did, without waiting.
+func (c *Conn) handleClosing() bool {
+	select {
+	case <-c.closing():
+		c.onClosing()
+		return true
+	default:
+		return false
+	}
+}
+
+// onClosing closes the connection because its Transport closes.
+func (c *Conn) onClosing() {
+	c.closingSeen = true
+	c.state.closeApplication(time.Now(), 0, "transport closed")
+}
+
+// closing returns the channel the Transport closes when it closes, until
+// the connection handled that: a closed channel is always ready, and
+// selecting on it again would spin for the whole closing period.
+func (c *Conn) closing() <-chan struct{} {
+	if c.closingSeen {
+		return nil
+	}
+	return c.t.closing
 }
 
 // connSnapshot is what application goroutines can read of the state.
 type connSnapshot struct {
-	tls       tls.ConnectionState
+	// tls is the TLS state recorded when the handshake completed, shared
+	// with the state machine's TLS driver; nil before.
+	tls       *tls.ConnectionState
 	version   wire.Version
 	stats     ConnectionStats
 	datagrams bool
 	used0RTT  bool
 	// handshakeDuration is from the start to the handshake's completion.
 	handshakeDuration time.Duration
+}
+
+// noTLSState is the TLS state reported before the handshake completed.
+var noTLSState tls.ConnectionState
+
+// tlsState returns the TLS state, or an empty one before the handshake
+// completed. The caller must not modify it.
+func (s *connSnapshot) tlsState() *tls.ConnectionState {
+	if s.tls == nil {
+		return &noTLSState
+	}
+	return s.tls
 }
 
 // publishHandshake tells application goroutines that the handshake
@@ -184,17 +275,17 @@ func (c *Conn) publishHandshake() {
 		st.events.handshakeComplete = false
 		c.mu.Lock()
 		c.handshook = true
-		c.snapshot.tls = st.tls.ConnectionState()
+		c.snapshot.tls = st.tls.HandshakeState()
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
-		c.snapshot.datagrams = st.params.MaxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.snapshot.datagrams = st.maxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
 		// Statistics and the tracer first: what waits for the handshake
 		// (Dial, HandshakeComplete) may look at them at once.
 		c.t.countHandshake(true, st)
 		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
-			tls := c.snapshot.tls
+			tls := c.snapshot.tlsState()
 			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
 				ALPN: tls.NegotiatedProtocol, Used0RTT: st.used0RTT, Resumed: tls.DidResume})
 		}
@@ -248,6 +339,7 @@ func (c *Conn) finish() {
 	if c.firstDstConnID.Len() > 0 {
 		c.t.handlers.remove(c.firstDstConnID, c)
 	}
+	c.dropParkTimer()
 	if c.onClosed != nil {
 		c.onClosed(c)
 	}
@@ -395,10 +487,7 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // reason, which the peer receives in a CONNECTION_CLOSE frame. It returns
 // once the frame is sent, or immediately if the connection already ended.
 func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
-	select {
-	case c.closeCh <- closeRequest{code, reason}:
-	default:
-	}
+	c.request(&closeRequest{code, reason}, nil)
 	select {
 	case <-c.ctx.Done():
 	case <-c.done:
@@ -453,7 +542,7 @@ type ConnectionState struct {
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: c.snapshot.tls, Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
+	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
 }
 
 // Stats returns the connection's statistics.
@@ -463,7 +552,7 @@ func (c *Conn) Stats() ConnectionStats {
 	s := c.snapshot.stats
 	s.DatagramsDropped = c.dropped
 	if c.handshook {
-		tls := &c.snapshot.tls
+		tls := c.snapshot.tlsState()
 		s.HandshakeComplete, s.HandshakeDuration = true, c.snapshot.handshakeDuration
 		s.Version, s.CipherSuite, s.ALPN = c.snapshot.version, tls.CipherSuite, tls.NegotiatedProtocol
 		s.Resumed, s.Used0RTT = tls.DidResume, c.snapshot.used0RTT

@@ -37,15 +37,14 @@ func (c *connState) startClosing(now time.Time, err error, f wire.ConnectionClos
 		return
 	}
 	c.closeErr = err
-	c.closeFrame = f
-	if len(c.closeFrame.Reason) > 256 {
-		c.closeFrame.Reason = c.closeFrame.Reason[:256]
+	if len(f.Reason) > 256 {
+		f.Reason = f.Reason[:256]
 	}
 	c.closeState = stateClosing
 	c.closeToSend = true
 	// "the closing and draining states SHOULD exist for at least three
 	// times the current PTO interval" (RFC 9000, Section 10.2).
-	c.closeDeadline = now.Add(3 * c.rtt.PTO(true))
+	c.closing = &closingState{frame: f, deadline: now.Add(3 * c.rtt.PTO(true))}
 	c.events.closed = true
 }
 
@@ -59,7 +58,10 @@ func (c *connState) enterDraining(now time.Time, err error) {
 		c.closeErr = err
 	}
 	c.closeState = stateDraining
-	c.closeDeadline = now.Add(3 * c.rtt.PTO(true))
+	if c.closing == nil {
+		c.closing = &closingState{}
+	}
+	c.closing.deadline = now.Add(3 * c.rtt.PTO(true))
 	c.events.closed = true
 }
 
@@ -91,7 +93,7 @@ func (c *connState) appendClosePackets(now time.Time, b []byte) []byte {
 		if s != ackhandler.SpaceApplication && c.handshakeConfirmed {
 			continue
 		}
-		f := c.closeFrame
+		f := c.closing.frame
 		if f.IsApplication && pt != wire.PacketType1RTT {
 			f = wire.ConnectionCloseFrame{ErrorCode: uint64(wire.ApplicationError)}
 		}

@@ -73,7 +73,7 @@ func (c *connState) handleDatagramFrame(f wire.DatagramFrame) error {
 	// it sent in its max_datagram_frame_size transport parameter MUST
 	// terminate the connection with an error of type PROTOCOL_VIOLATION."
 	// (RFC 9221, Section 3)
-	if c.params.MaxDatagramFrameSize == 0 || uint64(f.EncodedLen()) > c.params.MaxDatagramFrameSize {
+	if c.maxDatagramFrameSize == 0 || uint64(f.EncodedLen()) > c.maxDatagramFrameSize {
 		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: wire.FrameTypeDatagram, Reason: "unexpected DATAGRAM frame"}
 	}
 	c.datagrams.pushReceived(f.Data)

@@ -27,10 +27,12 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 	case f.Type == wire.FrameTypeAck:
 		c.spaces[space].recv.IgnoreBelow(wire.PacketNumber(f.Offset) + 1)
 	case f.Type == wire.FrameTypeCrypto:
-		c.spaces[space].cryptoSend.onAcked(f.Offset, int(f.Length), false)
-		// CRYPTO data is rare after the handshake (session tickets):
-		// do not keep a ring for it on idle connections.
-		c.spaces[space].cryptoSend.shrink()
+		if cs := c.spaces[space].crypto; cs != nil {
+			cs.send.onAcked(f.Offset, int(f.Length), false)
+			// CRYPTO data is rare after the handshake (session
+			// tickets): do not keep a ring for it on idle connections.
+			cs.send.shrink()
+		}
 	case f.Type.IsStream(), f.Type == wire.FrameTypeResetStream, f.Type == wire.FrameTypeStopSending:
 		c.streams.onFrameAcked(f)
 	case f.Type == wire.FrameTypeNewConnectionID:
@@ -47,7 +49,9 @@ func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.Fra
 	c.countRetransmission(f)
 	switch {
 	case f.Type == wire.FrameTypeCrypto:
-		c.spaces[space].cryptoSend.onLost(f.Offset, int(f.Length), false)
+		if cs := c.spaces[space].crypto; cs != nil {
+			cs.send.onLost(f.Offset, int(f.Length), false)
+		}
 	case f.Type == wire.FrameTypeHandshakeDone:
 		c.handshakeDoneToSend = true
 	case f.Type == wire.FrameTypeNewToken:

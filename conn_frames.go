@@ -11,7 +11,10 @@ import (
 // handleFrames processes the frames of a decrypted packet of type pt in
 // space and reports whether the packet was ack-eliciting.
 func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.PacketType, payload []byte) (ackEliciting bool, err error) {
-	f := &c.rxFrame
+	if c.rxFrame == nil {
+		c.rxFrame = new(wire.Frame)
+	}
+	f := c.rxFrame
 	c.rxNonProbing = false
 	for len(payload) > 0 {
 		n, err := wire.ParseFrame(payload, f, 0)
@@ -157,16 +160,16 @@ func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wir
 // expand its buffer, it MUST close the connection with a
 // CRYPTO_BUFFER_EXCEEDED error code." (RFC 9000, Section 7.5)
 func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f wire.CryptoFrame) error {
-	sp := &c.spaces[space]
-	if f.Offset+uint64(len(f.Data)) > sp.cryptoRecv.readOffset()+maxCryptoBufferPerLevel {
+	cr := &c.spaces[space].cryptoStream().recv
+	if f.Offset+uint64(len(f.Data)) > cr.readOffset()+maxCryptoBufferPerLevel {
 		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto, Reason: "CRYPTO data beyond buffer"}
 	}
-	if _, err := sp.cryptoRecv.push(f.Offset, f.Data); err != nil {
+	if _, err := cr.push(f.Offset, f.Data); err != nil {
 		return nil // too fragmented: dropped, the peer retransmits
 	}
 	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
-	for sp.cryptoRecv.readable() > 0 {
-		a, b := sp.cryptoRecv.peek()
+	for cr.readable() > 0 {
+		a, b := cr.peek()
 		for _, part := range [][]byte{a, b} {
 			if len(part) == 0 {
 				continue
@@ -174,10 +177,10 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 			if err := c.tls.HandleCrypto(level, part); err != nil {
 				return err
 			}
-			sp.cryptoRecv.consume(len(part))
+			cr.consume(len(part))
 		}
 	}
-	sp.cryptoRecv.shrink() // idle connections keep no CRYPTO buffer
+	cr.shrink() // idle connections keep no CRYPTO buffer
 	return c.processTLSEvents(now)
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
@@ -106,13 +107,13 @@ type localConnIDs struct {
 
 	initialCID   ConnectionID
 	initialToken wire.StatelessResetToken
+	zeroLen      bool
 
 	maxActive   uint64 // this endpoint's own cap on active IDs
 	peerLimit   uint64 // the peer's active_connection_id_limit; 0 until known
 	nextSeq     uint64 // sequence number of the next ID issued
 	highestSent uint64 // highest sequence number sent to the peer
 	rpt         uint64 // Retire Prior To of frames sent from now on
-	zeroLen     bool
 }
 
 // init issues the handshake connection ID, sequence number 0, and routes
@@ -134,7 +135,9 @@ func (s *localConnIDs) init(gen ConnectionIDGenerator, resetter *handshake.State
 	if maxActive > 0 {
 		s.maxActive = uint64(maxActive)
 	}
-	s.ids = make([]connIDLocalEntry, 0, 2*min(s.maxActive, 16)+1)
+	// ids grows on demand: an idle connection holds the IDs it issued,
+	// not room for the churn of a migrating one (see setPeerLimit).
+	s.ids = make([]connIDLocalEntry, 0, 1)
 	cid, token, err := s.generate()
 	if err != nil {
 		return err
@@ -190,6 +193,8 @@ func (s *localConnIDs) setPeerLimit(limit uint64) error {
 		return nil
 	}
 	s.peerLimit = max(limit, 1)
+	// Room for the IDs issue is about to add, in one allocation.
+	s.ids = slices.Grow(s.ids, int(min(s.peerLimit, s.maxActive)))
 	return s.issue()
 }
 

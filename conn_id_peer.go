@@ -52,16 +52,16 @@ type connIDRetireEntry struct {
 // clock; the connection goroutine owns it.
 type peerConnIDs struct {
 	// ids are the active IDs by ascending sequence number; never empty.
-	ids    []connIDPeerEntry
-	cur    ConnectionID // the ID in use, one of ids
-	curSeq uint64
+	ids     []connIDPeerEntry
+	cur     ConnectionID // the ID in use, one of ids
+	zeroLen bool
+	curSeq  uint64
 
 	limit        uint64 // our active_connection_id_limit
 	maxRPT       uint64 // largest Retire Prior To received
 	doneBelow    uint64 // sequence numbers below it were seen or are below maxRPT
 	retiredAbove []uint64
 	retiring     []connIDRetireEntry
-	zeroLen      bool
 }
 
 // init starts with the peer's handshake connection ID (sequence number 0)
@@ -71,11 +71,11 @@ type peerConnIDs struct {
 func (s *peerConnIDs) init(initial ConnectionID, limit uint64) {
 	limit = max(limit, 2)
 	n := min(limit, 16)
+	// retiring and retiredAbove grow when the peer retires IDs: an idle
+	// connection holds neither.
 	*s = peerConnIDs{
-		ids:          make([]connIDPeerEntry, 0, n+1),
-		retiring:     make([]connIDRetireEntry, 0, 2*n),
-		retiredAbove: make([]uint64, 0, n),
-		limit:        limit,
+		ids:   make([]connIDPeerEntry, 0, n+1),
+		limit: limit,
 	}
 	s.ids = append(s.ids, connIDPeerEntry{cid: initial, used: true})
 	s.cur = initial

@@ -57,13 +57,7 @@ func (c *Conn) Migrate(ctx context.Context, t *Transport) error {
 		return errors.New("quic: the new Transport's connection IDs have another length")
 	}
 	r := migrateRequest{t: t, done: make(chan error, 1)}
-	select {
-	case c.migrateCh <- r:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.ctx.Done():
-		return context.Cause(c.ctx)
-	}
+	c.request(nil, &r)
 	select {
 	case err := <-r.done:
 		return err

@@ -93,7 +93,10 @@ type savedCongestion struct {
 
 // paths is the connection's table of network paths.
 type paths struct {
-	list     [maxPaths]netPath
+	// list holds the paths. It starts with the handshake path alone and
+	// grows to maxPaths slots when a second path appears, so that a
+	// connection that never sees another address keeps one.
+	list     []netPath
 	active   int // index in list of the path non-probing packets go to
 	fallback int // the last validated path to revert to, or -1
 	// rx is the path of the datagram being processed, or -1 if it is new
@@ -112,7 +115,7 @@ type paths struct {
 }
 
 func (ps *paths) init(validated bool) {
-	ps.list[0] = netPath{inUse: true, validated: validated}
+	ps.list = []netPath{{inUse: true, validated: validated}}
 	ps.active, ps.fallback, ps.rx = 0, -1, 0
 }
 
@@ -129,10 +132,18 @@ func (ps *paths) find(a pathAddrs) int {
 	return -1
 }
 
-// victim returns the slot a new path takes: a free one, or else the
-// least recently used path that is neither active nor the fallback; -1 if
-// every slot is taken by those two kinds.
+// victim returns the slot a new path takes: a free one (the table grows
+// to maxPaths slots the first time it needs one), or else the least
+// recently used path that is neither active nor the fallback; -1 if every
+// slot is taken by those two kinds. Growing moves the paths: pointers to
+// them taken before do not survive a call.
 func (ps *paths) victim() int {
+	if n := len(ps.list); n < maxPaths {
+		list := make([]netPath, maxPaths)
+		copy(list, ps.list)
+		ps.list = list
+		return n
+	}
 	v := -1
 	for i := range ps.list {
 		q := &ps.list[i]
@@ -185,6 +196,7 @@ func (c *connState) rxPath() *netPath {
 // know is processed only if it decrypts, and only then takes a place in
 // the path table.
 func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, ecn ackhandler.ECNMark) {
+	c.markActive(now)
 	ps := &c.paths
 	c.rxMigrate = false
 	ps.rx = ps.find(addrs)

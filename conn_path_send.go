@@ -14,6 +14,9 @@ func (c *connState) pollTransmitOn(now time.Time, buf []byte) ([]byte, pathAddrs
 	c.txPath = c.paths.active
 	c.paths.txChallenge = nil
 	d := c.pollTransmit(now, buf)
+	if d != nil {
+		c.markActive(now)
+	}
 	if p := c.paths.txChallenge; p != nil {
 		// Remember challenges that could not be expanded to 1200 bytes
 		// (the anti-amplification limit): their success validates the

@@ -51,15 +51,15 @@ const (
 
 // pmtuDiscovery is the search state (RFC 8899, Section 5.2).
 type pmtuDiscovery struct {
-	enabled   bool
-	max       int // largest size searched: MaxPacketSize, max_udp_payload_size
-	lo, hi    int // lo is known to work; hi failed (or is max+1)
-	searching bool
-	next      time.Time // earliest time of the next probe
+	enabled       bool
+	searching     bool
+	probeInFlight bool      // a probe of probeSize is in flight
+	max           int       // largest size searched: MaxPacketSize, max_udp_payload_size
+	lo, hi        int       // lo is known to work; hi failed (or is max+1)
+	next          time.Time // earliest time of the next probe
 	// The probe in flight.
-	probeSize     int
-	probeInFlight bool
-	failures      int // lost probes of probeSize
+	probeSize int
+	failures  int // lost probes of probeSize
 	// Black hole detection.
 	largestAckedLarge int64 // largest packet number > pmtuBase acknowledged
 	lostBursts        int   // bursts of packets > pmtuBase lost since

@@ -38,8 +38,8 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 		// could wait for a progressively increasing number of received
 		// packets" (RFC 9000, Section 10.2.1): answer the 1st, 2nd, 4th,
 		// 8th ... datagram.
-		c.closeDatagrams++
-		if c.closeDatagrams&(c.closeDatagrams-1) == 0 {
+		c.closing.datagrams++
+		if n := c.closing.datagrams; n&(n-1) == 0 {
 			c.closeToSend = true
 		}
 		return
@@ -261,13 +261,22 @@ func (c *connState) onStatelessReset(now time.Time) {
 	c.enterDraining(now, &StatelessResetError{})
 }
 
+// receivedInitial reports whether an Initial packet from the peer was
+// processed. A discarded Initial space had one: a client discards its
+// Initial keys once it sends Handshake packets, whose keys came in the
+// server's Initial (RFC 9001, Section 4.9.1).
+func (c *connState) receivedInitial() bool {
+	sp := &c.spaces[ackhandler.SpaceInitial]
+	return sp.discarded || sp.recv.LargestReceived() != wire.InvalidPacketNumber
+}
+
 // handleVersionNegotiation makes a client give up when the server speaks
 // none of its versions (RFC 9000, Section 6.2): "A client MUST discard any
 // Version Negotiation packet if it has received and successfully processed
 // any other packet", and "MUST discard a Version Negotiation packet that
 // lists the QUIC version selected by the client."
 func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
-	if c.role != wire.RoleClient || c.spaces[ackhandler.SpaceInitial].recv.LargestReceived() != wire.InvalidPacketNumber {
+	if c.role != wire.RoleClient || c.receivedInitial() {
 		return
 	}
 	offered := c.version
@@ -292,7 +301,7 @@ func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
 // attempt", checking the integrity tag, and restarts the handshake toward
 // the new connection ID with the token.
 func (c *connState) handleRetry(now time.Time, pkt []byte) {
-	if c.role != wire.RoleClient || c.hasRetried || c.spaces[ackhandler.SpaceInitial].recv.LargestReceived() != wire.InvalidPacketNumber {
+	if c.role != wire.RoleClient || c.hasRetried || c.receivedInitial() {
 		return
 	}
 	r, err := wire.ParseRetryPacket(pkt)

@@ -90,7 +90,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		}
 		if s == ackhandler.SpaceInitial && c.wantsToSend(now, s, mode) {
 			sp := &c.spaces[s]
-			padDatagram = c.role == wire.RoleClient || (mode != sendAckOnly && sp.cryptoSend.hasData()) || mode == sendProbe
+			padDatagram = c.role == wire.RoleClient || (mode != sendAckOnly && sp.cryptoToSend()) || mode == sendProbe
 		}
 		padTo := 0
 		if padDatagram && c.isLastSpaceToSend(now, s, mode) {
@@ -364,7 +364,7 @@ func (c *connState) hasDataToSend(s ackhandler.Space, pt wire.PacketType, mode s
 	if mode == sendAckOnly {
 		return false
 	}
-	if c.spaces[s].cryptoSend.hasData() {
+	if c.spaces[s].cryptoToSend() {
 		return true
 	}
 	if s != ackhandler.SpaceApplication {
@@ -388,12 +388,12 @@ func (c *connState) appendFrames(now time.Time, b []byte, end int, s ackhandler.
 	}
 	// CRYPTO data (RFC 9000, Section 19.6).
 	sp := &c.spaces[s]
-	for pt != wire.PacketType0RTT && sp.cryptoSend.hasData() {
+	for pt != wire.PacketType0RTT && sp.cryptoToSend() {
 		avail := end - len(b) - (1 + 8 + 2)
 		if avail <= 0 {
 			break
 		}
-		off, data, _, ok := sp.cryptoSend.nextFrame(avail)
+		off, data, _, ok := sp.crypto.send.nextFrame(avail)
 		if !ok {
 			break
 		}

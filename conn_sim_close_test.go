@@ -198,7 +198,7 @@ func TestSimStatelessReset(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.connect(t)
-			if tok, ok := p.server.c.params.StatelessResetToken, p.server.c.params.HasStatelessResetToken; !ok || tok != p.server.resetter.Token(p.server.c.localConnID) {
+			if tok, ok := p.client.c.peerParams.StatelessResetToken, p.client.c.peerParams.HasStatelessResetToken; !ok || tok != p.server.resetter.Token(p.server.c.localConnID) {
 				t.Fatal("server's stateless_reset_token is not derived from the key")
 			}
 			// The server reboots: a fresh endpoint at its address that

@@ -198,7 +198,8 @@ func checkFuzzBounds(t *testing.T, c *connState) {
 		t.Fatalf("stream receive buffers hold %d bytes, connection limit %d", total, c.connRecv.Limit())
 	}
 	for s := range c.spaces {
-		if n := len(c.spaces[s].cryptoRecv.buf); n > 2*maxCryptoBufferPerLevel {
+		if cs := c.spaces[s].crypto; cs != nil && len(cs.recv.buf) > 2*maxCryptoBufferPerLevel {
+			n := len(cs.recv.buf)
 			t.Fatalf("CRYPTO buffer of space %d holds %d bytes", s, n)
 		}
 	}

@@ -75,8 +75,12 @@ type connState struct {
 	sent   *ackhandler.SentPacketHandler
 	frames connFrameHandler
 
-	params     wire.TransportParameters // ours
-	peerParams *wire.TransportParameters
+	// params are the transport parameters this endpoint sends, kept
+	// while the handshake may need them (version negotiation, tracing)
+	// and dropped when it is confirmed; maxDatagramFrameSize stays.
+	params               *wire.TransportParameters
+	maxDatagramFrameSize uint64 // ours (RFC 9221, Section 3)
+	peerParams           *wire.TransportParameters
 
 	handshakeComplete   bool
 	handshakeConfirmed  bool
@@ -104,21 +108,26 @@ type connState struct {
 	idleDeadline     time.Time
 	handshakeTimeout time.Time
 	lastAckEliciting time.Time // last ack-eliciting packet sent, for keep-alive
-	pingToSend       bool
+	// lastActivity is when a datagram was last received or sent; quiet
+	// for long enough, the connection releases memory (conn_idle.go) and
+	// sets idleReleased.
+	lastActivity time.Time
+	pingToSend   bool
+	idleReleased bool
 
 	// Closing (RFC 9000, Section 10.2).
-	closeState     closeState
-	closeErr       error // why the connection ended, for the application
-	closeFrame     wire.ConnectionCloseFrame
-	closeDeadline  time.Time
-	closeToSend    bool
-	closeDatagrams uint64 // datagrams received while closing
+	closeState  closeState
+	closeToSend bool
+	closeErr    error         // why the connection ended, for the application
+	closing     *closingState // made when closing or draining starts
 
 	// undecryptable holds a few packets that arrived before their keys
 	// (RFC 9001, Section 5.7), to be retried when keys arrive.
 	undecryptable [][]byte
 
-	rxFrame wire.Frame // reused for parsing
+	// rxFrame is reused for parsing: made on first use, dropped when the
+	// connection is quiet (conn_idle.go).
+	rxFrame *wire.Frame
 	// onFrame, if set, observes every frame received, after the check
 	// that its packet type allows it; for tests and tracing. The frame
 	// is valid only during the call.
@@ -147,11 +156,26 @@ type connState struct {
 
 	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send, a
 	// client's key to store received ones under.
-	newToken       []byte
 	newTokenToSend bool
+	newToken       []byte
 	tokenKey       string
 
 	obs connObs // statistics and tracing (tracer_events.go)
+}
+
+// Every established connection keeps a connState: its size (1,976 bytes,
+// plus the 8-byte header the allocator adds to objects with pointers)
+// fits the 2,048-byte size class, with room for 64 bytes more; beyond, it
+// takes the next class, 2,304 bytes. What only some connections need
+// (closing, tracing, paths beyond the first) sits behind pointers
+// (TestIdleServerConnMemory bounds the total).
+
+// closingState is what a connection in the closing or draining state
+// keeps (RFC 9000, Section 10.2).
+type closingState struct {
+	frame     wire.ConnectionCloseFrame // sent again in the closing state
+	deadline  time.Time                 // when the state can go
+	datagrams uint64                    // datagrams received while closing
 }
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
@@ -174,14 +198,38 @@ type connEvents struct {
 // packetSpace holds what each packet number space owns
 // (RFC 9000, Section 12.3).
 type packetSpace struct {
-	seal       *handshake.Sealer // Initial and Handshake; 1-RTT uses oneRTT
-	open       *handshake.Opener
-	recv       *ackhandler.ReceivedPackets
-	cryptoRecv recvBuffer
-	cryptoSend sendBuffer
-	discarded  bool
-	ackFrame   wire.AckFrame // reused
+	seal *handshake.Sealer // Initial and Handshake; 1-RTT uses oneRTT
+	open *handshake.Opener
+	recv *ackhandler.ReceivedPackets // nil once discarded
+	// crypto is the space's CRYPTO stream, made on first use and
+	// dropped with the space: an established connection keeps only the
+	// application space's.
+	crypto    *cryptoStream
+	discarded bool
+	ackFrame  wire.AckFrame // reused
 }
+
+// cryptoStream is the CRYPTO stream of a packet number space (RFC 9000,
+// Section 19.6): data received, reassembled for TLS, and TLS's data to
+// send until acknowledged.
+type cryptoStream struct {
+	recv recvBuffer
+	send sendBuffer
+}
+
+// cryptoStream returns the space's CRYPTO stream, making it if needed.
+func (sp *packetSpace) cryptoStream() *cryptoStream {
+	if sp.crypto == nil {
+		sp.crypto = &cryptoStream{
+			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
+			send: newSendBuffer(maxCryptoBufferPerLevel),
+		}
+	}
+	return sp.crypto
+}
+
+// cryptoToSend reports whether the space has CRYPTO data to send.
+func (sp *packetSpace) cryptoToSend() bool { return sp.crypto != nil && sp.crypto.send.hasData() }
 
 // connParams are what a connection needs besides its Config.
 type connParams struct {
@@ -283,8 +331,6 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.initPMTUD()
 	for s := range c.spaces {
 		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))
-		c.spaces[s].cryptoRecv = newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps)
-		c.spaces[s].cryptoSend = newSendBuffer(maxCryptoBufferPerLevel)
 	}
 	c.spaces[ackhandler.SpaceApplication].recv.SetMaxAckDelay(defaultMaxAckDelay)
 	c.initialKeyConnID = p.origDstConnID
@@ -297,10 +343,10 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
 	})
 	c.streams = newStreamsMap(c)
-	c.datagrams.init()
 
-	c.params = c.ourTransportParameters(p)
-	setup := &handshake.Config{TLS: p.tls, Params: c.params, EnableEarlyData: p.early}
+	params := c.ourTransportParameters(p)
+	c.params, c.maxDatagramFrameSize = &params, params.MaxDatagramFrameSize
+	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early}
 	if role == wire.RoleServer {
 		setup.EnableEarlyData = cfg.Allow0RTT
 	}
@@ -403,7 +449,7 @@ func (c *connState) processTLSEvents(now time.Time) error {
 			if sp == nil {
 				return &wire.TransportError{Code: wire.InternalError, Reason: "TLS wrote data at 0-RTT level"}
 			}
-			if n := sp.cryptoSend.write(ev.Data); n < len(ev.Data) {
+			if n := sp.cryptoStream().send.write(ev.Data); n < len(ev.Data) {
 				return &wire.TransportError{Code: wire.CryptoBufferExceeded, Reason: "outgoing CRYPTO data exceeds buffer"}
 			}
 		case handshake.EventReadSecret, handshake.EventWriteSecret:
@@ -607,6 +653,7 @@ func (c *connState) confirmHandshake(now time.Time) {
 		return
 	}
 	c.handshakeConfirmed = true
+	c.params = nil
 	c.sent.SetHandshakeConfirmed(now)
 	c.dropSpace(now, ackhandler.SpaceHandshake)
 	if c.oneRTT != nil {
@@ -624,8 +671,15 @@ func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
 	}
 	sp.discarded = true
 	sp.seal, sp.open = nil, nil
-	sp.cryptoRecv.reset()
-	sp.cryptoSend.reset()
+	// Nothing reads the received packets of a discarded space, nor
+	// sends its ACK frames.
+	sp.recv, sp.ackFrame = nil, wire.AckFrame{}
+	if s == ackhandler.SpaceInitial {
+		// The first version's Initial keys, kept after a switch of
+		// version, go with the space (RFC 9369, Section 4.1).
+		c.firstInitialOpen = nil
+	}
+	sp.crypto = nil
 	c.sent.DropSpace(now, s)
 }
 

@@ -17,7 +17,9 @@ type streamsMap struct {
 	c    *connState // touched by the connection goroutine only
 	role wire.Role
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// streams is made when the first stream opens and dropped when a
+	// quiet connection has none (releaseIdle).
 	streams map[wire.StreamID]*stream
 	// Streams this endpoint opens: how many it opened of each kind and
 	// how many the peer allows (RFC 9000, Section 4.6).
@@ -26,7 +28,7 @@ type streamsMap struct {
 	blockedBidi, blockedUni bool // an opener waits: send STREAMS_BLOCKED
 	streamsBlockedSentBidi  uint64
 	streamsBlockedSentUni   uint64
-	openWait                chan struct{} // closed and replaced when limits rise
+	openWait                chan struct{} // made for a waiter, closed and cleared when limits rise
 	// Streams the peer opens: the highest count seen, how many closed,
 	// and the limit advertised.
 	peerOpenedBidi, peerOpenedUni uint64
@@ -35,7 +37,7 @@ type streamsMap struct {
 	maxBidiSent, maxUniSent       uint64
 	maxBidiLost, maxUniLost       bool // a MAX_STREAMS frame was lost
 	acceptBidi, acceptUni         []*stream
-	acceptWait                    chan struct{}
+	acceptWait                    chan struct{} // made for a waiter, closed and cleared when streams arrive
 	// attention holds streams whose application side changed (data
 	// written or read, close, cancel); sendable holds streams with data
 	// to send, in round-robin order.
@@ -58,12 +60,9 @@ type streamsMap struct {
 func newStreamsMap(c *connState) *streamsMap {
 	m := &streamsMap{
 		c: c, role: c.role,
-		streams:    make(map[wire.StreamID]*stream),
-		maxBidi:    uint64(max(c.config.MaxIncomingStreams, 0)),
-		maxUni:     uint64(max(c.config.MaxIncomingUniStreams, 0)),
-		openWait:   make(chan struct{}),
-		acceptWait: make(chan struct{}),
-		wake:       func() {},
+		maxBidi: uint64(max(c.config.MaxIncomingStreams, 0)),
+		maxUni:  uint64(max(c.config.MaxIncomingUniStreams, 0)),
+		wake:    func() {},
 	}
 	m.maxBidiSent, m.maxUniSent = m.maxBidi, m.maxUni
 	return m
@@ -99,9 +98,45 @@ func (m *streamsMap) raiseOpenLimits(bidi, uni uint64) {
 		m.peerMaxUni, raised = uni, true
 	}
 	if raised {
-		close(m.openWait)
-		m.openWait = make(chan struct{})
+		notifyWaiters(&m.openWait)
 	}
+}
+
+// waitChannel returns *ch, making it if nobody waits yet. The mutex that
+// guards *ch must be held.
+func waitChannel(ch *chan struct{}) <-chan struct{} {
+	if *ch == nil {
+		*ch = make(chan struct{})
+	}
+	return *ch
+}
+
+// notifyWaiters wakes those who wait on *ch by closing it; the next
+// waiter gets a new one. The mutex that guards *ch must be held.
+func notifyWaiters(ch *chan struct{}) {
+	if *ch != nil {
+		close(*ch)
+		*ch = nil
+	}
+}
+
+// addStream puts s in the map, making the map first if needed. m.mu must
+// be held.
+func (m *streamsMap) addStream(s *stream) {
+	if m.streams == nil {
+		m.streams = make(map[wire.StreamID]*stream)
+	}
+	m.streams[s.id] = s
+}
+
+// releaseIdle drops the map of a quiet connection that has no stream: a
+// map keeps its storage when emptied.
+func (m *streamsMap) releaseIdle() {
+	m.mu.Lock()
+	if len(m.streams) == 0 {
+		m.streams = nil
+	}
+	m.mu.Unlock()
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -122,7 +157,7 @@ func (m *streamsMap) openStream(bidi bool) (*stream, <-chan struct{}, error) {
 	if *opened >= limit {
 		*blocked = true
 		m.wake()
-		return nil, m.openWait, nil
+		return nil, waitChannel(&m.openWait), nil
 	}
 	*opened++
 	id := wire.NthStreamID(m.role, bidi, *opened)
@@ -130,7 +165,7 @@ func (m *streamsMap) openStream(bidi bool) (*stream, <-chan struct{}, error) {
 	if m.peerParams != nil {
 		s.initSendCredit(m.peerParams) // s is not shared yet: no lock needed
 	}
-	m.streams[id] = s
+	m.addStream(s)
 	return s, nil, nil
 }
 
@@ -161,7 +196,7 @@ func (m *streamsMap) acceptStream(bidi bool) (*stream, <-chan struct{}, error) {
 	if m.closed != nil {
 		return nil, nil, m.closed
 	}
-	return nil, m.acceptWait, nil
+	return nil, waitChannel(&m.acceptWait), nil
 }
 
 // getOrOpenPeerStream returns the stream a frame refers to, creating it and
@@ -215,12 +250,11 @@ func (m *streamsMap) getOrOpenPeerStream(id wire.StreamID, ft wire.FrameType, fo
 		if m.peerParams != nil {
 			s.initSendCredit(m.peerParams)
 		}
-		m.streams[sid] = s
+		m.addStream(s)
 		*q = append(*q, s)
 	}
 	*peerOpened = num
-	close(m.acceptWait)
-	m.acceptWait = make(chan struct{})
+	notifyWaiters(&m.acceptWait)
 	return s, nil
 }
 
@@ -571,10 +605,8 @@ func (m *streamsMap) closeAll(err error) {
 	for _, s := range m.streams {
 		list = append(list, s)
 	}
-	close(m.openWait)
-	m.openWait = make(chan struct{})
-	close(m.acceptWait)
-	m.acceptWait = make(chan struct{})
+	notifyWaiters(&m.openWait)
+	notifyWaiters(&m.acceptWait)
 	m.mu.Unlock()
 	for _, s := range list {
 		s.closeWithConnError(err)

@@ -10,7 +10,8 @@ import (
 // nextDeadline returns when handleTimeout must next be called, or the zero
 // time if nothing is scheduled. The connection's timers are few and fixed:
 // loss detection and PTO, delayed ACKs, idle and handshake timeouts,
-// keep-alive, pacing, discarding old 1-RTT keys, and the end of closing.
+// keep-alive, pacing, discarding old 1-RTT keys, releasing the memory of
+// a quiet connection, and the end of closing.
 func (c *connState) nextDeadline(now time.Time) time.Time {
 	var d time.Time
 	earliest := func(t time.Time) {
@@ -20,7 +21,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	}
 	switch c.closeState {
 	case stateClosing, stateDraining:
-		return c.closeDeadline
+		return c.closing.deadline
 	case stateClosed:
 		return time.Time{}
 	}
@@ -42,6 +43,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.keepAliveDeadline())
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
+	earliest(c.idleReleaseDeadline())
 	if c.oneRTT != nil {
 		earliest(c.oneRTT.NextDeadline())
 	}
@@ -59,7 +61,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 func (c *connState) handleTimeout(now time.Time) {
 	switch c.closeState {
 	case stateClosing, stateDraining:
-		if !now.Before(c.closeDeadline) {
+		if !now.Before(c.closing.deadline) {
 			c.closeState = stateClosed
 			c.events.closed = true
 		}
@@ -93,6 +95,9 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
 		c.onKeepAlive()
+	}
+	if d := c.idleReleaseDeadline(); !d.IsZero() && !now.Before(d) {
+		c.releaseIdle(now)
 	}
 }
 
@@ -178,12 +183,12 @@ func (c *connState) resendCryptoInProbes() {
 	if c.spaces[s].discarded {
 		return
 	}
-	cs := &c.spaces[s].cryptoSend
+	cs := c.spaces[s].crypto
 	budget := 2 * c.maxDatagramSize
 	c.sent.OutstandingFrames(s, func(f *ackhandler.FrameRecord) {
 		switch {
-		case f.Type == wire.FrameTypeCrypto:
-			cs.onLost(f.Offset, int(f.Length), false)
+		case f.Type == wire.FrameTypeCrypto && cs != nil:
+			cs.send.onLost(f.Offset, int(f.Length), false)
 		case f.Type == wire.FrameTypeHandshakeDone:
 			c.handshakeDoneToSend = true
 		case f.Type.IsStream() && budget > 0:

@@ -141,7 +141,7 @@ func (c *connState) serverNegotiateVersion(p *wire.TransportParameters) error {
 		c.switchVersion(negotiated)
 	}
 	c.params.VersionInformation = c.versionInformation(c.version)
-	c.tls.SetParams(c.params)
+	c.tls.SetParams(*c.params)
 	return nil
 }
 
@@ -179,7 +179,7 @@ func (c *connState) openerForVersion(typ wire.PacketType, v wire.Version) (open 
 	// (RFC 9369, Section 4.1) Only an Initial can teach it (its keys are
 	// the only ones a client can derive for the new version), only once,
 	// and only a version it offered.
-	if c.role != wire.RoleClient || c.version != c.firstVersion || c.offeredVersion != 0 ||
+	if c.role != wire.RoleClient || c.version != c.firstVersion || c.offeredVersion != 0 || c.params == nil ||
 		!slices.Contains(c.params.VersionInformation.AvailableVersions, v) {
 		return nil, false, false
 	}

@@ -10,11 +10,9 @@ type datagramQueue struct {
 	mu       sync.Mutex
 	send     [][]byte
 	received [][]byte
-	recvWait chan struct{} // closed and replaced when a datagram arrives
+	recvWait chan struct{} // made for a waiter, closed and cleared when a datagram arrives
 	dropped  uint64
 }
-
-func (q *datagramQueue) init() { q.recvWait = make(chan struct{}) }
 
 // pushSend queues a copy of p for sending.
 func (q *datagramQueue) pushSend(p []byte) {
@@ -63,8 +61,7 @@ func (q *datagramQueue) pushReceived(p []byte) {
 		q.dropped++
 	}
 	q.received = append(q.received, append([]byte(nil), p...))
-	close(q.recvWait)
-	q.recvWait = make(chan struct{})
+	notifyWaiters(&q.recvWait)
 }
 
 // popReceived returns the oldest received datagram, or a channel closed
@@ -73,7 +70,7 @@ func (q *datagramQueue) popReceived() ([]byte, <-chan struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.received) == 0 {
-		return nil, q.recvWait
+		return nil, waitChannel(&q.recvWait)
 	}
 	p := q.received[0]
 	q.received[0] = nil

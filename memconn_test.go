@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,6 +24,9 @@ type memConn struct {
 	peer *memConn
 	// latency delays each datagram this end writes (0: delivered at once).
 	latency time.Duration
+	// blackhole, when set, makes this end's writes vanish, as if the
+	// network between the two ends went away.
+	blackhole atomic.Bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -111,6 +115,9 @@ func (c *memConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	case <-c.closed:
 		return 0, net.ErrClosed
 	default:
+	}
+	if c.blackhole.Load() {
+		return len(p), nil
 	}
 	pkt := memPacket{data: append([]byte(nil), p...), from: c.addr}
 	deliver := func() {

@@ -16,14 +16,29 @@ type connObs struct {
 	// Statistics, kept with or without a Tracer.
 	bytesLost          uint64                   // sizes of packets declared lost
 	bytesRetransmitted uint64                   // STREAM and CRYPTO bytes of those packets
-	offered0RTT        bool                     // client: 0-RTT keys were installed
-	rx0RTT             bool                     // server: a 0-RTT packet arrived
 	drops              [len(dropReasons)]uint64 // packets dropped, by reason
 	dropped            uint64                   // packets dropped, in all
+	offered0RTT        bool                     // client: 0-RTT keys were installed
+	rx0RTT             bool                     // server: a 0-RTT packet arrived
 	dropsPending       bool                     // drops has counts to flush
 
-	// Tracer state.
-	rxSize     int // size of the packet being processed
+	rxSize int // size of the packet being processed
+
+	traced *tracedState // made when first needed
+}
+
+// tracedState returns what the connection remembers of what it reported
+// to its Tracer.
+func (o *connObs) tracedState() *tracedState {
+	if o.traced == nil {
+		o.traced = new(tracedState)
+	}
+	return o.traced
+}
+
+// tracedState is what a connection with a Tracer remembers of what it
+// reported.
+type tracedState struct {
 	keyUpdates int // 1-RTT key updates reported
 	metrics    RecoveryMetrics
 	peerParams bool // the peer's transport parameters were reported
@@ -51,8 +66,8 @@ func (c *connState) traceStart(conn *Conn) {
 	if tr.ConnectionStarted != nil {
 		tr.ConnectionStarted(conn.LocalAddr(), conn.remote, c.version, c.localConnID, c.peerIDs.active())
 	}
-	if tr.ParametersSet != nil {
-		tr.ParametersSet(true, &c.params)
+	if tr.ParametersSet != nil && c.params != nil {
+		tr.ParametersSet(true, c.params)
 	}
 	if tr.KeyUpdated != nil {
 		tr.KeyUpdated(KeyUpdate{Type: wire.PacketTypeInitial, Local: true})
@@ -81,10 +96,11 @@ func (c *connState) traceKeyPhase(tr *Tracer) {
 	if c.oneRTT == nil || tr.KeyUpdated == nil {
 		return
 	}
-	for n := c.oneRTT.Updates(); c.obs.keyUpdates < n; {
-		c.obs.keyUpdates++
-		tr.KeyUpdated(KeyUpdate{Type: wire.PacketType1RTT, Local: true, Phase: uint64(c.obs.keyUpdates),
-			Remote: c.oneRTT.RemoteUpdates() >= c.obs.keyUpdates})
+	ts := c.obs.tracedState()
+	for n := c.oneRTT.Updates(); ts.keyUpdates < n; {
+		ts.keyUpdates++
+		tr.KeyUpdated(KeyUpdate{Type: wire.PacketType1RTT, Local: true, Phase: uint64(ts.keyUpdates),
+			Remote: c.oneRTT.RemoteUpdates() >= ts.keyUpdates})
 	}
 }
 
@@ -152,8 +168,9 @@ func (c *connState) tracePoll() {
 	if tr == nil {
 		return
 	}
-	if !c.obs.peerParams && c.peerParams != nil {
-		c.obs.peerParams = true
+	ts := c.obs.tracedState()
+	if !ts.peerParams && c.peerParams != nil {
+		ts.peerParams = true
 		if tr.ParametersSet != nil {
 			tr.ParametersSet(false, c.peerParams)
 		}
@@ -165,8 +182,8 @@ func (c *connState) tracePoll() {
 		MinRTT: c.rtt.Min(), SmoothedRTT: c.rtt.Smoothed(), LatestRTT: c.rtt.Latest(), RTTVariation: c.rtt.MeanDeviation(),
 		CongestionWindow: c.cc.CongestionWindow(), BytesInFlight: c.sent.BytesInFlight(), PacingRate: c.cc.PacingRate(),
 	}
-	if m != c.obs.metrics {
-		c.obs.metrics = m
+	if m != ts.metrics {
+		ts.metrics = m
 		tr.MetricsUpdated(m)
 	}
 }

@@ -373,10 +373,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	case <-c.ctx.Done():
 		return nil, context.Cause(c.ctx)
 	case <-ctx.Done():
-		select {
-		case c.closeCh <- closeRequest{0, "dial canceled"}:
-		default:
-		}
+		c.request(&closeRequest{0, "dial canceled"}, nil)
 		return nil, ctx.Err()
 	}
 }
@@ -400,7 +397,11 @@ func (t *Transport) shutdown() {
 		if l := t.listener.Load(); l != nil {
 			l.Close()
 		}
-		for _, c := range t.handlers.all() {
+		conns := t.handlers.all()
+		for _, c := range conns {
+			c.wake() // a parked connection has no goroutine to see closing
+		}
+		for _, c := range conns {
 			select {
 			case <-c.done:
 			case <-time.After(5 * time.Second):

@@ -24,8 +24,10 @@ const (
 )
 
 // Packet number skipping (RFC 9000, Section 21.4): one packet number in
-// every skipMin to skipMax is skipped, at random, and the last
-// maxSkipped skipped numbers of each space are remembered.
+// every skipMin to skipMax of the application data space is skipped, at
+// random, and the last maxSkipped skipped numbers are remembered. The
+// Initial and Handshake spaces, which carry a few packets of handshake
+// data, number their packets consecutively.
 const (
 	skipMin    = 256
 	skipMax    = 512
@@ -124,8 +126,29 @@ type SentPacketHandler struct {
 
 	ecn ecnValidator
 
-	ackEvent  congestion.AckEvent
-	congEvent congestion.CongestionEvent
+	// Packet number skipping in the application data space.
+	skipAt     wire.PacketNumber
+	skipped    [maxSkipped]wire.PacketNumber
+	numSkipped int
+
+	// events are the controller's events, reused from one ACK or loss to
+	// the next; made on first use and dropped by ReleaseIdle.
+	events *controllerEvents
+}
+
+// controllerEvents are the events a SentPacketHandler reports to its
+// congestion controller.
+type controllerEvents struct {
+	ack  congestion.AckEvent
+	cong congestion.CongestionEvent
+}
+
+// ev returns the reused events, making them if needed.
+func (h *SentPacketHandler) ev() *controllerEvents {
+	if h.events == nil {
+		h.events = &controllerEvents{ack: congestion.AckEvent{RTT: h.rtt}}
+	}
+	return h.events
 }
 
 // spaceState is the state of one packet number space.
@@ -144,10 +167,6 @@ type spaceState struct {
 	lastAckElicitingTime time.Time // time_of_last_ack_eliciting_packet
 	ackElicitingInFlight int
 	sentAny, dropped     bool
-
-	skipAt     wire.PacketNumber
-	skipped    [maxSkipped]wire.PacketNumber
-	numSkipped int
 
 	// lastAckedSentTime is the latest send time of an acknowledged
 	// packet, for persistent congestion across spaces.
@@ -196,10 +215,9 @@ func New(cfg Config) *SentPacketHandler {
 		s := &h.spaces[i]
 		s.lastSent = wire.InvalidPacketNumber
 		s.largestAcked = wire.InvalidPacketNumber
-		s.skipAt = h.nextSkip(0)
 	}
+	h.skipAt = h.nextSkip(0)
 	h.ecn.reset(cfg.DisableECN)
-	h.ackEvent.RTT = cfg.RTT
 	return h
 }
 
@@ -217,11 +235,11 @@ func (h *SentPacketHandler) nextSkip(pn wire.PacketNumber) wire.PacketNumber {
 // Section 21.4).
 func (h *SentPacketHandler) NextPacketNumber(space Space) (pn wire.PacketNumber, pnLen int) {
 	s := &h.spaces[space]
-	if h.skip && s.nextPN == s.skipAt {
-		s.skipped[s.numSkipped%maxSkipped] = s.nextPN
-		s.numSkipped++
+	if h.skip && space == SpaceApplication && s.nextPN == h.skipAt {
+		h.skipped[h.numSkipped%maxSkipped] = s.nextPN
+		h.numSkipped++
 		s.nextPN++
-		s.skipAt = h.nextSkip(s.nextPN)
+		h.skipAt = h.nextSkip(s.nextPN)
 	}
 	return s.nextPN, wire.PacketNumberLen(s.nextPN, s.largestAcked)
 }
@@ -339,9 +357,11 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	if largest > s.lastSent {
 		return errAckUnsent
 	}
-	for i := range min(s.numSkipped, maxSkipped) {
-		if f.AcksPacket(s.skipped[i]) {
-			return errAckSkipped
+	if space == SpaceApplication {
+		for i := range min(h.numSkipped, maxSkipped) {
+			if f.AcksPacket(h.skipped[i]) {
+				return errAckSkipped
+			}
 		}
 	}
 	if space == SpaceHandshake {
@@ -352,7 +372,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 		s.largestAcked = largest
 	}
 
-	ev := &h.ackEvent
+	ev := &h.ev().ack
 	ev.Acked = ev.Acked[:0]
 	ev.AckedBytes = 0
 	priorInFlight := h.bytesInFlight
@@ -455,7 +475,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 		ev.BytesInFlight = afterAck
 		h.cc.OnAck(now, ev)
 	}
-	if cev := &h.congEvent; len(cev.Lost) > 0 || ce {
+	if cev := &h.ev().cong; len(cev.Lost) > 0 || ce {
 		cev.ECN = ce
 		if ce && largestNewlySent.After(cev.SentTime) {
 			cev.SentTime = largestNewlySent
@@ -581,3 +601,28 @@ func (h *SentPacketHandler) RestartECNValidation() {
 // LostPackets returns how many packets were declared lost so far, in all
 // packet number spaces (RFC 9002, Section 6.1).
 func (h *SentPacketHandler) LostPackets() uint64 { return h.lostPackets }
+
+// ReleaseIdle gives back the memory of an idle connection's records: it
+// expires the records of ACK-only packets older than three PTO periods
+// (as sending another would), and frees the rings of every space left
+// with no record, and the controller's events with their lists. They are
+// made again when the next packet is sent or acknowledged, which
+// allocates.
+// Call it when nothing was sent or received for a while; it changes
+// nothing the handler reports.
+func (h *SentPacketHandler) ReleaseIdle(now time.Time) {
+	for i := range h.spaces {
+		s := &h.spaces[i]
+		if s.dropped {
+			continue
+		}
+		h.expireNotInFlight(now, Space(i), s)
+		if s.packets.n == 0 {
+			s.packets.buf, s.packets.head = nil, 0
+		}
+		if s.frames.head == s.frames.tail && s.pendingFrames == s.frames.tail {
+			s.frames.buf = nil
+		}
+	}
+	h.events = nil
+}

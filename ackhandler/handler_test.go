@@ -396,3 +396,43 @@ func TestNotInFlightRecordsExpire(t *testing.T) {
 	// A late ACK for an expired packet is harmless.
 	e.ack(t, now, SpaceApplication, 0, 9999)
 }
+
+// ReleaseIdle frees the rings of an idle handler, expiring the records of
+// old ACK-only packets first, and the handler works on as before.
+func TestReleaseIdle(t *testing.T) {
+	e := newEnv(t, wire.RoleServer)
+	now := e.establishRTT(t, t0, ms(10))
+	pn := e.send(now, SpaceApplication)
+	e.h.AddFrame(SpaceApplication, FrameRecord{Type: wire.FrameTypeAck})
+	e.sendP(now, SpaceApplication, false, 40) // ACK-only, never acknowledged
+	now = now.Add(ms(10))
+	e.ack(t, now, SpaceApplication, pn, pn)
+
+	s := &e.h.spaces[SpaceApplication]
+	e.h.ReleaseIdle(now) // the ACK-only packet is younger than 3 PTO
+	if s.packets.buf == nil || s.packets.n != 1 {
+		t.Fatalf("released a ring with a record (n %d)", s.packets.n)
+	}
+	lost := e.fh.lostN
+	e.h.ReleaseIdle(now.Add(time.Second))
+	if s.packets.buf != nil || s.frames.buf != nil || s.packets.n != 0 {
+		t.Fatalf("rings kept: %d packet slots, %d frame slots, %d records", len(s.packets.buf), len(s.frames.buf), s.packets.n)
+	}
+	if e.fh.lostN != lost+1 {
+		t.Fatalf("the expired ACK-only packet's frame was reported lost %d times", e.fh.lostN-lost)
+	}
+
+	// Sending and acknowledging after the release.
+	now = now.Add(time.Second)
+	a := e.send(now, SpaceApplication)
+	e.h.AddFrame(SpaceApplication, FrameRecord{Type: wire.FrameTypePing})
+	b := e.send(now, SpaceApplication)
+	if b != a+1 || e.h.BytesInFlight() != 2400 {
+		t.Fatalf("after release: packets %d, %d, %d bytes in flight", a, b, e.h.BytesInFlight())
+	}
+	acked := e.fh.ackedN
+	e.ack(t, now.Add(ms(10)), SpaceApplication, a, b)
+	if e.h.BytesInFlight() != 0 || e.fh.ackedN != acked+1 {
+		t.Fatalf("after release: %d bytes in flight, %d frames acknowledged", e.h.BytesInFlight(), e.fh.ackedN-acked)
+	}
+}

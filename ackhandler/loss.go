@@ -10,7 +10,7 @@ import (
 
 // detectLost declares lost the packets of space that meet the packet or
 // time threshold (RFC 9002, Appendix A.10, DetectAndRemoveLostPackets),
-// appending them to h.congEvent, sets the space's loss_time for those that
+// appending them to h.ev().cong, sets the space's loss_time for those that
 // may become lost later, and detects persistent congestion among them.
 func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 	s := &h.spaces[space]
@@ -61,7 +61,7 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 					if h.ackedElsewhereBetween(space, runStart, e.SentTime) {
 						runStart = e.SentTime
 					} else {
-						h.congEvent.PersistentCongestion = true
+						h.ev().cong.PersistentCongestion = true
 					}
 				}
 			}
@@ -111,7 +111,7 @@ func (h *SentPacketHandler) declareLost(space Space, s *spaceState, e *sentEntry
 	if e.InFlight {
 		h.bytesInFlight -= e.Size
 		if lost {
-			ev := &h.congEvent
+			ev := &h.ev().cong
 			ev.Lost = append(ev.Lost, congestion.LostPacket{
 				PacketNumber: int64(e.PacketNumber), Bytes: e.Size, SentTime: e.SentTime,
 			})
@@ -129,7 +129,7 @@ func (h *SentPacketHandler) declareLost(space Space, s *spaceState, e *sentEntry
 }
 
 func (h *SentPacketHandler) resetCongestionEvent() {
-	ev := &h.congEvent
+	ev := &h.ev().cong
 	ev.Lost = ev.Lost[:0]
 	ev.LostBytes = 0
 	ev.ECN = false
@@ -138,10 +138,10 @@ func (h *SentPacketHandler) resetCongestionEvent() {
 	ev.PriorInFlight, ev.BytesInFlight = 0, 0
 }
 
-// reportCongestion passes h.congEvent to the controller; priorInFlight is
+// reportCongestion passes h.ev().cong to the controller; priorInFlight is
 // the bytes in flight before the lost packets were removed.
 func (h *SentPacketHandler) reportCongestion(now time.Time, priorInFlight int) {
-	ev := &h.congEvent
+	ev := &h.ev().cong
 	ev.PriorInFlight = priorInFlight
 	ev.BytesInFlight = h.bytesInFlight
 	if ev.PersistentCongestion {
@@ -293,7 +293,7 @@ func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
 		h.resetCongestionEvent()
 		prior := h.bytesInFlight
 		h.detectLost(now, sp)
-		if len(h.congEvent.Lost) > 0 {
+		if len(h.ev().cong.Lost) > 0 {
 			h.reportCongestion(now, prior)
 		}
 		h.compact(now, &h.spaces[sp])

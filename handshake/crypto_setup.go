@@ -104,13 +104,18 @@ type Event struct {
 // CRYPTO data it receives with HandleCrypto and acts on what NextEvent
 // returns until EventNone. Like the connection state it belongs to, a
 // CryptoSetup is not safe for concurrent use.
+//
+// What only the handshake needs sits behind pointers that ReleaseIfDone
+// drops, so that a server's established connection keeps a small
+// CryptoSetup, the peer's parameters and its TLS state.
 type CryptoSetup struct {
-	role       wire.Role
-	conn       *tls.QUICConn
-	params     wire.TransportParameters
-	earlyData  bool // Config.EnableEarlyData
-	peerParams wire.TransportParameters
-	hasPeer    bool
+	role wire.Role
+	conn *tls.QUICConn
+	// params are the parameters this endpoint sends (a copy of
+	// Config.Params); nil once released.
+	params     *wire.TransportParameters
+	earlyData  bool                      // Config.EnableEarlyData
+	peerParams *wire.TransportParameters // nil before EventPeerParams
 	// remembered holds, on a client resuming a session, the server's
 	// parameters from that session; on a server, the parameters a session
 	// ticket was issued under.
@@ -121,8 +126,9 @@ type CryptoSetup struct {
 	earlyAccepted bool // server: 0-RTT read keys were installed
 	complete      bool
 	err           error
-	// state is the TLS state kept when conn is released.
-	state tls.ConnectionState
+	// state is the TLS state recorded when the handshake completed, kept
+	// when conn is released.
+	state *tls.ConnectionState
 }
 
 // NewClient returns a CryptoSetup for a client connection.
@@ -140,7 +146,8 @@ func newCryptoSetup(role wire.Role, c *Config) (*CryptoSetup, error) {
 		return nil, errors.New("handshake: tls.Config not prepared by PrepareTLSConfig (needs NextProtos and TLS 1.3)")
 	}
 	qc := &tls.QUICConfig{TLSConfig: tc, EnableSessionEvents: true}
-	s := &CryptoSetup{role: role, params: c.Params, earlyData: c.EnableEarlyData}
+	params := c.Params
+	s := &CryptoSetup{role: role, params: &params, earlyData: c.EnableEarlyData}
 	if role == wire.RoleClient {
 		s.conn = tls.QUICClient(qc)
 	} else {
@@ -161,7 +168,11 @@ func newCryptoSetup(role wire.Role, c *Config) (*CryptoSetup, error) {
 // effect only before TLS asks for them, which it does after reporting the
 // client's parameters with EventPeerParams: a server calls it while
 // handling that event.
-func (s *CryptoSetup) SetParams(p wire.TransportParameters) { s.params = p }
+func (s *CryptoSetup) SetParams(p wire.TransportParameters) {
+	if s.params != nil {
+		*s.params = p
+	}
+}
 
 // Start begins the handshake; a client's first flight is then available
 // from NextEvent. ctx is passed to crypto/tls callbacks such as
@@ -221,7 +232,7 @@ func (s *CryptoSetup) NextEvent() (Event, error) {
 			if err != nil {
 				return Event{}, s.fail(err)
 			}
-			s.peerParams, s.hasPeer = p, true
+			s.peerParams = &p
 			return Event{Kind: EventPeerParams}, nil
 		case tls.QUICTransportParametersRequired:
 			// A server's parameters are set now, after the client's were
@@ -261,14 +272,14 @@ func (s *CryptoSetup) onResumeSession(ss *tls.SessionState) {
 	}
 	// "A server MAY ... reject 0-RTT if ... the server's transport
 	// parameters ... would be violated" (RFC 9000, Section 7.4.1).
-	ss.EarlyData = s.earlyData && ok && r.AllowsEarlyDataUnder(RememberParams(&s.params))
+	ss.EarlyData = s.earlyData && ok && r.AllowsEarlyDataUnder(RememberParams(s.params))
 }
 
 // onStoreSession keeps, with a client's session, the server parameters that
 // 0-RTT on a later connection will rely on.
 func (s *CryptoSetup) onStoreSession(ss *tls.SessionState) {
-	if s.hasPeer {
-		ss.Extra = append(ss.Extra, RememberParams(&s.peerParams).marshal())
+	if s.peerParams != nil {
+		ss.Extra = append(ss.Extra, RememberParams(s.peerParams).marshal())
 	} else {
 		ss.EarlyData = false
 	}
@@ -290,10 +301,11 @@ func (s *CryptoSetup) onHandshakeDone() error {
 	// connection with an error of type 0x016d" (RFC 9001, Section 8.2).
 	// crypto/tls enforces this too; this guards the invariant that a
 	// completed handshake has the peer's parameters.
-	if !s.hasPeer {
+	if s.peerParams == nil {
 		return &wire.TransportError{Code: wire.CryptoError(alertMissingExtension), Reason: "missing quic_transport_parameters extension"}
 	}
 	s.complete = true
+	s.state = &st
 	if s.role == wire.RoleServer {
 		// The one session ticket goes out in 1-RTT CRYPTO data right after
 		// the handshake. It carries the parameters that 0-RTT on a later
@@ -301,7 +313,7 @@ func (s *CryptoSetup) onHandshakeDone() error {
 		// crypto/tls sends nothing if SessionTicketsDisabled is set.
 		err := s.conn.SendSessionTicket(tls.QUICSessionTicketOptions{
 			EarlyData: s.earlyData,
-			Extra:     [][]byte{RememberParams(&s.params).marshal()},
+			Extra:     [][]byte{RememberParams(s.params).marshal()},
 		})
 		if err != nil {
 			return err
@@ -312,12 +324,7 @@ func (s *CryptoSetup) onHandshakeDone() error {
 
 // PeerParams returns the peer's transport parameters, or nil before
 // EventPeerParams.
-func (s *CryptoSetup) PeerParams() *wire.TransportParameters {
-	if !s.hasPeer {
-		return nil
-	}
-	return &s.peerParams
-}
+func (s *CryptoSetup) PeerParams() *wire.TransportParameters { return s.peerParams }
 
 // RememberedParams returns, on a client resuming a session, the server's
 // transport parameters remembered from that session, which limit what it
@@ -345,10 +352,17 @@ func (s *CryptoSetup) HandshakeComplete() bool { return s.complete }
 // suite, peer certificates, whether the session was resumed.
 func (s *CryptoSetup) ConnectionState() tls.ConnectionState {
 	if s.conn == nil {
-		return s.state
+		if s.state == nil {
+			return tls.ConnectionState{}
+		}
+		return *s.state
 	}
 	return s.conn.ConnectionState()
 }
+
+// HandshakeState returns the TLS state recorded when the handshake
+// completed, or nil before. It is shared: the caller must not modify it.
+func (s *CryptoSetup) HandshakeState() *tls.ConnectionState { return s.state }
 
 // Close releases crypto/tls's resources. It does not send anything.
 func (s *CryptoSetup) Close() error {
@@ -361,15 +375,16 @@ func (s *CryptoSetup) Close() error {
 // ReleaseIfDone, on a server whose handshake completed and whose session
 // ticket was taken from NextEvent, closes crypto/tls's connection and
 // drops it, with the handshake buffers it keeps (about 5 KB of an idle
-// connection's memory). ConnectionState stays available. On a client,
-// which may still receive session tickets, it does nothing.
+// connection's memory), and the parameters it sent. ConnectionState and
+// PeerParams stay available. On a client, which may still receive session
+// tickets, it does nothing.
 func (s *CryptoSetup) ReleaseIfDone() {
 	if s.role != wire.RoleServer || !s.complete || s.conn == nil || s.err != nil {
 		return
 	}
-	s.state = s.conn.ConnectionState()
 	s.conn.Close()
 	s.conn = nil
+	s.params = nil
 }
 
 // fail records err, converted to the *wire.TransportError the connection

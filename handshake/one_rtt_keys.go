@@ -26,10 +26,18 @@ var ErrKeysNotAvailable = errors.New("handshake: 1-RTT read keys not available y
 // changes (Section 6.1), so header protection is always removed with the
 // current read keys.
 //
+// The write keys of the next phase are derived only when an update is
+// initiated or followed: sending reveals nothing about received packets.
+//
+// An idle connection can Release the expanded keys (the AEADs and the
+// header protection ciphers, about 3 KB) and keep the secrets they come
+// from; see Release.
+//
 // OneRTTKeys never reads the clock: methods that depend on time take now.
 // Like all protocol state, it is owned by the connection's goroutine and is
 // not safe for concurrent use. Sealing and opening allocate nothing; an
-// update derives new keys and allocates once.
+// update derives new keys and allocates once, and so does the first Seal
+// or Open after Release.
 type OneRTTKeys struct {
 	seal       *Sealer
 	writePhase uint8 // Key Phase bit of packets sealed now
@@ -57,6 +65,16 @@ type OneRTTKeys struct {
 	integLimit uint64 // failed decryptions per connection
 	autoUpdate uint64 // initiate an update after this many packets
 	failed     uint64
+
+	// What rebuilds the keys after Release: the cipher suite and version,
+	// the header protection keys (which never change, Section 6.1; the
+	// first keyLen bytes are used), and while released the secrets of the
+	// current phase in each direction.
+	suite                   uint16
+	version                 wire.Version
+	writeHP, readHP         [32]byte
+	writeSecret, readSecret []byte
+	released                bool
 }
 
 // NewOneRTTKeys returns the 1-RTT keys for the write and read secrets that
@@ -88,7 +106,11 @@ func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneR
 		seal:      seal,
 		firstSent: wire.InvalidPacketNumber, firstRecv: wire.InvalidPacketNumber,
 		confLimit: ConfidentialityLimit(suite), integLimit: IntegrityLimit(suite),
-		pto: time.Second,
+		pto:   time.Second,
+		suite: suite, version: v,
+	}
+	if err := k.keepHPKey(&k.writeHP, writeSecret); err != nil {
+		return nil, err
 	}
 	// Start updating at half the confidentiality limit, leaving the other
 	// half for the peer to acknowledge the packet that makes updating
@@ -108,12 +130,82 @@ func (k *OneRTTKeys) SetReadSecret(suite uint16, v wire.Version, readSecret []by
 	if err != nil {
 		return err
 	}
+	if err := k.keepHPKey(&k.readHP, readSecret); err != nil {
+		return err
+	}
 	k.open, k.next = open, next
 	return nil
 }
 
+// keepHPKey stores the header protection key of a direction's first
+// secret, for rebuilding the keys after Release.
+func (k *OneRTTKeys) keepHPKey(dst *[32]byte, secret []byte) error {
+	s, vp := suiteFor(k.suite), paramsFor(k.version)
+	hp, err := deriveHPKey(s, vp, secret)
+	if err != nil {
+		return err
+	}
+	copy(dst[:], hp)
+	clear(hp)
+	return nil
+}
+
 // CanOpen reports whether the read keys are installed.
-func (k *OneRTTKeys) CanOpen() bool { return k.open != nil }
+func (k *OneRTTKeys) CanOpen() bool { return k.open != nil || k.released }
+
+// Release drops the expanded keys, for a connection that has been idle:
+// the current write keys and the current and next read keys, which
+// together hold about 3 KB in AES-GCM and AES header protection state. It
+// keeps the secrets of the current phase and the header protection keys,
+// and the next Seal, Open, Update or MaybeUpdate derives all three sets
+// again at once, whatever the packet. It does nothing, and reports false,
+// while the read keys are not installed or the previous read keys are
+// still kept after an update.
+//
+// Deriving keys as part of packet processing "creates a timing signal
+// that could be used by an attacker to learn when key updates happen and
+// thus leak the value of the Key Phase bit" (RFC 9001, Section 6.3); the
+// next read keys are therefore derived with the current ones, before the
+// first packet after Release is looked at, so that the time it takes
+// depends only on the connection having been idle, never on the packet's
+// Key Phase bit (Section 9.5), and the next keys are available, as
+// "endpoints are generally expected to have current and next receive
+// packet protection keys available" (Section 6.3).
+func (k *OneRTTKeys) Release() bool {
+	if k.released || k.open == nil || k.prev != nil {
+		return false
+	}
+	k.writeSecret, k.readSecret = k.seal.p.secret, k.open.p.secret
+	k.seal, k.open, k.next = nil, nil, nil
+	k.released = true
+	return true
+}
+
+// Released reports whether the keys were released and not derived again
+// since.
+func (k *OneRTTKeys) Released() bool { return k.released }
+
+// restore derives the keys Release dropped.
+func (k *OneRTTKeys) restore() error {
+	s, vp := suiteFor(k.suite), paramsFor(k.version)
+	sp, err := newProtectionHP(s, vp, k.writeSecret, k.writeHP[:s.keyLen])
+	if err != nil {
+		return err
+	}
+	op, err := newProtectionHP(s, vp, k.readSecret, k.readHP[:s.keyLen])
+	if err != nil {
+		return err
+	}
+	open := &Opener{p: op}
+	next, err := open.Next()
+	if err != nil {
+		return err
+	}
+	k.seal, k.open, k.next = &Sealer{p: sp}, open, next
+	k.writeSecret, k.readSecret = nil, nil
+	k.released = false
+	return nil
+}
 
 // SetHandshakeConfirmed records that the handshake is confirmed
 // (RFC 9001, Section 4.1.2): "An endpoint MUST NOT initiate a key update
@@ -149,7 +241,7 @@ func (k *OneRTTKeys) RemoteUpdates() int { return k.remoteUpdates }
 func (k *OneRTTKeys) FailedDecryptions() uint64 { return k.failed }
 
 // Overhead returns the bytes sealing adds to a packet: the AEAD tag.
-func (k *OneRTTKeys) Overhead() int { return k.seal.Overhead() }
+func (k *OneRTTKeys) Overhead() int { return tagLen }
 
 // canUpdate reports whether RFC 9001, Sections 6.1 and 6.5 allow
 // initiating an update at now: the handshake is confirmed, a packet sent
@@ -167,6 +259,11 @@ func (k *OneRTTKeys) Update(now time.Time) error {
 	if !k.canUpdate(now) {
 		return ErrKeyUpdateNotAllowed
 	}
+	if k.released {
+		if err := k.restore(); err != nil {
+			return err
+		}
+	}
 	return k.updateWrite()
 }
 
@@ -175,6 +272,9 @@ func (k *OneRTTKeys) Update(now time.Time) error {
 // call it before writing a packet's header. It reports whether it updated.
 func (k *OneRTTKeys) MaybeUpdate(now time.Time) bool {
 	if k.sealed < k.autoUpdate || !k.canUpdate(now) {
+		return false
+	}
+	if k.released && k.restore() != nil {
 		return false
 	}
 	return k.updateWrite() == nil
@@ -205,6 +305,11 @@ var errAEADLimit = &wire.TransportError{Code: wire.AEADLimitReached, Reason: "AE
 func (k *OneRTTKeys) Seal(packet []byte, pnOffset, pnLen int, pn wire.PacketNumber) ([]byte, error) {
 	if k.sealed >= k.confLimit {
 		return nil, errAEADLimit
+	}
+	if k.released {
+		if err := k.restore(); err != nil {
+			return nil, err
+		}
 	}
 	packet[0] = packet[0]&^0x04 | k.writePhase<<2
 	out := k.seal.Seal(packet, pnOffset, pnLen, pn)
@@ -249,6 +354,11 @@ func (k *OneRTTKeys) OnAcked(now time.Time, largest wire.PacketNumber) {
 // connection adds those of other levels to apply the limit "across all
 // keys".
 func (k *OneRTTKeys) Open(now time.Time, packet []byte, pnOffset int, largest wire.PacketNumber) (wire.PacketNumber, []byte, error) {
+	if k.released {
+		if err := k.restore(); err != nil {
+			return 0, nil, err
+		}
+	}
 	if k.open == nil {
 		return 0, nil, ErrKeysNotAvailable
 	}

@@ -270,3 +270,67 @@ func TestOneRTTWriteKeysBeforeReadSecret(t *testing.T) {
 		t.Fatalf("open after the read secret: %v %v", pn, err)
 	}
 }
+
+// Released keys come back on first use, across key updates and for every
+// suite: packets sealed after Release open on a peer that kept its keys,
+// a key update after Release is followed with the next keys that Release
+// derived again, and a peer's update is followed by released keys.
+func TestOneRTTKeysRelease(t *testing.T) {
+	for _, suite := range []uint16{tls.TLS_AES_128_GCM_SHA256, tls.TLS_AES_256_GCM_SHA384, tls.TLS_CHACHA20_POLY1305_SHA256} {
+		t.Run(tls.CipherSuiteName(suite), func(t *testing.T) {
+			t0 := time.Unix(1000, 0)
+			client, server := newOneRTTPair(t, suite)
+			client.SetHandshakeConfirmed()
+			server.SetHandshakeConfirmed()
+			if !server.Release() || !server.Released() || !server.CanOpen() {
+				t.Fatal("Release of installed keys failed")
+			}
+			if server.Release() {
+				t.Fatal("second Release reported a release")
+			}
+			if pn, err := openPacket(server, t0, sealPacket(t, client, 0), -1); err != nil || pn != 0 {
+				t.Fatalf("open after Release: pn %d, %v", pn, err)
+			}
+			if server.Released() {
+				t.Fatal("keys still released after Open")
+			}
+			server.Release()
+			if _, err := openPacket(client, t0, sealPacket(t, server, 0), -1); err != nil {
+				t.Fatalf("open of a packet sealed after Release: %v", err)
+			}
+
+			// The client updates; the released server follows with the
+			// next keys derived again.
+			client.OnAcked(t0, 0)
+			if err := client.Update(t0); err != nil {
+				t.Fatal(err)
+			}
+			server.Release()
+			if _, err := openPacket(server, t0, sealPacket(t, client, 1), 0); err != nil || server.KeyPhase() != 1 {
+				t.Fatalf("update after Release: %v, phase %d", err, server.KeyPhase())
+			}
+			// Previous keys are kept for 3 PTO: no Release meanwhile.
+			if server.Release() {
+				t.Fatal("Release with previous keys kept")
+			}
+			server.OnTimeout(t0.Add(time.Hour))
+			if !server.Release() {
+				t.Fatal("Release after the previous keys went failed")
+			}
+			if _, err := openPacket(client, t0, sealPacket(t, server, 1), 1); err != nil || client.Updates() != 1 {
+				t.Fatalf("client opening phase 1 after the server's Release: %v", err)
+			}
+
+			// A released endpoint initiates an update.
+			server.OnAcked(t0, 1)
+			client.OnTimeout(t0.Add(time.Hour))
+			server.Release()
+			if err := server.Update(t0.Add(time.Hour)); err != nil || server.KeyPhase() != 0 {
+				t.Fatalf("update from released keys: %v, phase %d", err, server.KeyPhase())
+			}
+			if _, err := openPacket(client, t0.Add(time.Hour), sealPacket(t, server, 2), 1); err != nil || client.KeyPhase() != 0 {
+				t.Fatalf("client following the released server's update: %v, phase %d", err, client.KeyPhase())
+			}
+		})
+	}
+}

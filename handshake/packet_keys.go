@@ -43,14 +43,22 @@ func newProtection(suite uint16, v wire.Version, secret []byte) (protection, err
 	if len(secret) != s.hash().Size() {
 		return protection{}, errSecretLen
 	}
-	p := protection{suite: s, version: vp}
-	if err := p.setSecret(secret); err != nil {
-		return protection{}, err
-	}
 	hpKey, err := deriveHPKey(s, vp, secret)
 	if err != nil {
 		return protection{}, err
 	}
+	return newProtectionHP(s, vp, secret, hpKey)
+}
+
+// newProtectionHP derives key and IV from secret and takes the header
+// protection key as given: after a key update the secret is no longer the
+// one the header protection key came from (RFC 9001, Section 6.1).
+func newProtectionHP(s *suiteParams, vp *versionParams, secret, hpKey []byte) (protection, error) {
+	p := protection{suite: s, version: vp}
+	if err := p.setSecret(secret); err != nil {
+		return protection{}, err
+	}
+	var err error
 	if p.hp, err = newHeaderProtector(s, hpKey); err != nil {
 		return protection{}, err
 	}

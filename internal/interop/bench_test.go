@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,10 @@ import (
 	ours "github.com/quicstack/quic"
 )
 
-var idleConns = flag.Int("idleconns", 10000, "connections of BenchmarkIdleConnMemory")
+var (
+	idleConns       = flag.Int("idleconns", 10000, "connections of BenchmarkIdleConnMemory")
+	idleHeapProfile = flag.String("idleheapprofile", "", "write the server's heap profile with the idle connections open to this file (BenchmarkIdleConnMemory)")
+)
 
 // --- the two implementations behind one face ---
 
@@ -417,11 +421,18 @@ func BenchmarkIdleConnMemory(b *testing.B) {
 
 // memSnapshot reads heap and stack in use after two collections.
 func memSnapshot() (heap, stack uint64) {
+	heap, stack, _ = memSnapshotLive()
+	return heap, stack
+}
+
+// memSnapshotLive is memSnapshot that also returns the bytes of live heap
+// objects (HeapAlloc), which leaves out the free space of the spans in use.
+func memSnapshotLive() (heap, stack, live uint64) {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse, ms.StackInuse
+	return ms.HeapInuse, ms.StackInuse, ms.HeapAlloc
 }
 
 // residentBytes returns the process's resident memory (Linux; 0
@@ -440,6 +451,20 @@ func residentBytes() uint64 {
 	return rss * uint64(os.Getpagesize())
 }
 
+// writeHeapProfile writes the heap profile (after the collections of
+// memSnapshot) to a file, for go tool pprof -sample_index=inuse_space.
+func writeHeapProfile(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func perConn(after, before uint64, n int) float64 {
 	return (float64(after) - float64(before)) / float64(n)
 }
@@ -447,7 +472,7 @@ func perConn(after, before uint64, n int) float64 {
 func benchIdleMemory(b *testing.B, im benchImpl) {
 	n := *idleConns
 	_, stls := testTLS(b)
-	var srvHeap, srvStack, cliHeap, cliStack, srvRSS, establish float64
+	var srvHeap, srvLive, srvStack, cliHeap, cliStack, srvRSS, establish float64
 	for b.Loop() {
 		r, err := idleMemoryOnce(im, stls, n)
 		if err != nil {
@@ -457,6 +482,7 @@ func benchIdleMemory(b *testing.B, im benchImpl) {
 			b.Logf("the server held %d of the %d connections the client dialed; its figures are per held connection", r.open, n)
 		}
 		srvHeap += r.srvHeap
+		srvLive += r.srvLive
 		srvStack += r.srvStack
 		cliHeap += r.cliHeap
 		cliStack += r.cliStack
@@ -466,6 +492,7 @@ func benchIdleMemory(b *testing.B, im benchImpl) {
 	k := float64(b.N)
 	b.ReportMetric(float64(n), "conns")
 	b.ReportMetric(srvHeap/k, "srv-heap-B/conn")
+	b.ReportMetric(srvLive/k, "srv-live-B/conn")
 	b.ReportMetric(srvStack/k, "srv-stack-B/conn")
 	b.ReportMetric(cliHeap/k, "cli-heap-B/conn")
 	b.ReportMetric(cliStack/k, "cli-stack-B/conn")
@@ -474,13 +501,15 @@ func benchIdleMemory(b *testing.B, im benchImpl) {
 }
 
 // idleResult is what idleMemoryOnce measured: the heap (HeapInuse) and
-// goroutine stack (StackInuse) growth per connection of each side, each
+// goroutine stack (StackInuse) growth per connection of each side (and of
+// the server's live heap objects, HeapAlloc), each
 // measured after garbage collection in its own process, the server's
 // resident memory growth per connection, how many connections the server
 // held open when measured, and how long the client took to establish
 // them.
 type idleResult struct {
 	srvHeap, srvStack, cliHeap, cliStack, srvRSS float64
+	srvLive                                      float64
 	open                                         int
 	establish                                    time.Duration
 }
@@ -513,7 +542,7 @@ func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (r idleResult, err er
 			mu.Unlock()
 		}
 	}()
-	heap0, stack0 := memSnapshot()
+	heap0, stack0, live0 := memSnapshotLive()
 	rss0 := residentBytes()
 
 	cmd := exec.CommandContext(ctx, os.Args[0])
@@ -566,8 +595,14 @@ func idleMemoryOnce(im benchImpl, stls *tls.Config, n int) (r idleResult, err er
 	if open < n*99/100 {
 		return r, fmt.Errorf("server holds %d open connections of %d dialed", open, n)
 	}
-	heap1, stack1 := memSnapshot()
+	heap1, stack1, live1 := memSnapshotLive()
 	r.srvHeap, r.srvStack = perConn(heap1, heap0, open), perConn(stack1, stack0, open)
+	r.srvLive = perConn(live1, live0, open)
+	if *idleHeapProfile != "" {
+		if err := writeHeapProfile(*idleHeapProfile + "." + im.name); err != nil {
+			return r, err
+		}
+	}
 	r.srvRSS = perConn(residentBytes(), rss0, open)
 
 	// Tear down: close every server connection, let the child go, and

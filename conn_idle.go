@@ -1,0 +1,50 @@
+package quic
+
+import "time"
+
+// What an idle connection gives back. A server holds many connections
+// that are established and quiet; each keeps what it needs to go on (its
+// state, the secrets its keys come from, its connection IDs and limits)
+// and, once it has neither received nor sent a datagram for a while,
+// releases what it can make again when the next one comes: the expanded
+// 1-RTT keys (handshake.OneRTTKeys.Release, about 3 KB), the rings of
+// sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle), the
+// frame parsed packets are read into and an empty stream map. The Conn
+// then lets its goroutine exit, with its stack, until a datagram, a timer
+// or the application needs it again (conn_park.go).
+
+// idleReleaseDelay is how long a connection goes without receiving or
+// sending a datagram before it releases its idle memory; at least three
+// PTOs, so that ACK-only packets' records have expired by then. Making
+// the keys again costs a few microseconds, once per quiet period.
+const idleReleaseDelay = time.Second
+
+// markActive records that a datagram was received or sent at now.
+func (c *connState) markActive(now time.Time) {
+	c.lastActivity = now
+	c.idleReleased = false
+}
+
+// idleReleaseDeadline returns when the connection releases its idle
+// memory, or the zero time if it did or cannot yet: only an established
+// connection that is not closing does.
+func (c *connState) idleReleaseDeadline() time.Time {
+	if c.idleReleased || c.closeState != stateActive || !c.handshakeConfirmed || c.oneRTT == nil || c.lastActivity.IsZero() {
+		return time.Time{}
+	}
+	return c.lastActivity.Add(max(idleReleaseDelay, 3*c.rtt.PTO(true)))
+}
+
+// releaseIdle releases what the connection can make again on its next
+// datagram. Nothing it does changes the protocol's behaviour.
+func (c *connState) releaseIdle(now time.Time) {
+	c.idleReleased = true
+	c.oneRTT.Release()
+	c.sent.ReleaseIdle(now)
+	c.streams.releaseIdle()
+	c.rxFrame = nil
+}
+
+// isIdleReleased reports whether the connection released its idle memory
+// and has been quiet since: its goroutine may exit.
+func (c *connState) isIdleReleased() bool { return c.idleReleased && c.closeState == stateActive }
