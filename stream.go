@@ -25,7 +25,8 @@ type stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// inAttention, inSendable and accepted are guarded by m.mu, not mu.
+	// inAttention and accepted are guarded by m.mu, not mu; inSendable
+	// is the connection goroutine's.
 	inAttention, inSendable bool
 	accepted                bool // the application accepted this peer-opened stream
 
@@ -248,17 +249,17 @@ const streamFrameOverhead = 1 + 8 + 8 + 2
 // appendStreamFrame appends one STREAM frame and reports whether the
 // stream has more to send: data, or control frames that did not fit in
 // this packet (appendControlFrames runs first), which must keep the
-// stream queued too.
-func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bool) {
+// stream queued too; and whether the stream is done (see isDone).
+func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) (_ []byte, more, done bool) {
 	c := s.m.c
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.hasSend || s.resetPending || s.resetSent || !s.creditKnown {
-		return b, s.wantsToSend()
+		return b, s.wantsToSend(), s.isDone()
 	}
 	maxData := end - len(b) - streamFrameOverhead
 	if maxData < 0 {
-		return b, s.wantsToSend()
+		return b, s.wantsToSend(), s.isDone()
 	}
 	// New data needs stream and connection credit; retransmissions do not.
 	newCredit := min(s.sendFC.Credit(), c.connSend.Credit())
@@ -267,7 +268,7 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bo
 		// Blocked by flow control: stay sendable, so that a MAX_DATA or
 		// MAX_STREAM_DATA resumes the stream (a sender blocked by flow
 		// control must always resume).
-		return b, s.wantsToSend()
+		return b, s.wantsToSend(), s.isDone()
 	}
 	if e := off + uint64(len(data)); e > s.sentEnd {
 		n := e - s.sentEnd
@@ -279,10 +280,12 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) ([]byte, bo
 	c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{
 		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(len(data)), Extra: boolToUint(fin),
 	})
-	return b, s.wantsToSend()
+	return b, s.wantsToSend(), s.isDone()
 }
 
-func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) {
+// onFrameAcked records the acknowledgment of a frame the stream sent and
+// reports whether the stream is done (see isDone).
+func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -295,6 +298,7 @@ func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) {
 	case f.Type == wire.FrameTypeResetStream:
 		s.resetAcked = true
 	}
+	return s.isDone()
 }
 
 // onFrameLost marks what a lost frame carried for sending again and
