@@ -333,7 +333,12 @@ func (m *streamsMap) handleMaxStreams(f wire.MaxStreamsFrame) {
 
 // markAttention queues s for the connection goroutine and wakes it. It is
 // called by application goroutines, without s.mu held.
-func (m *streamsMap) markAttention(s *stream) {
+func (m *streamsMap) markAttention(s *stream) { m.noteAttention(s, true) }
+
+// noteAttention is markAttention that wakes the goroutine only if wake
+// is set; otherwise the stream waits until the goroutine runs for another
+// reason.
+func (m *streamsMap) noteAttention(s *stream, wake bool) {
 	m.mu.Lock()
 	if !s.inAttention {
 		s.inAttention = true
@@ -341,7 +346,9 @@ func (m *streamsMap) markAttention(s *stream) {
 	}
 	m.attentionPending.Store(true)
 	m.mu.Unlock()
-	m.wake()
+	if wake {
+		m.wake()
+	}
 }
 
 // markSendable queues s for sending. Connection goroutine only.
