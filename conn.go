@@ -134,13 +134,15 @@ func (c *Conn) run() {
 	closing := c.t.closing
 	for {
 		now := time.Now()
-		c.flush(now)
+		more := c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
 			c.finish()
 			return
 		}
-		if d := st.nextDeadline(now); !d.IsZero() {
+		if more {
+			timer.Reset(0) // look at the input, then send on
+		} else if d := st.nextDeadline(now); !d.IsZero() {
 			timer.Reset(max(d.Sub(now), 0))
 		} else {
 			timer.Reset(time.Hour)

@@ -92,7 +92,7 @@ func fillBatch(n, size int, short bool, ecn ackhandler.ECNMark) *txBatch {
 		for j := range d {
 			d[j] = byte(i)
 		}
-		b.commit(d, ecn)
+		b.commit(d, ecn, false)
 	}
 	return b
 }

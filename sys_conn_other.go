@@ -19,3 +19,7 @@ func newOptimizedConn(*net.UDPConn, socketOptions) (sysConn, error) { return nil
 
 // socketBufferSizes is not known on this platform.
 func socketBufferSizes(net.PacketConn) (rcv, snd int) { return 0, 0 }
+
+// isMsgTooBig is false: on this platform the connection learns of a path
+// MTU probe that was too large from its loss.
+func isMsgTooBig(error) bool { return false }

@@ -29,7 +29,7 @@ func TestBasicConnRoundTrip(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		d := b.next()[:100+i]
 		d[0] = byte(i)
-		b.commit(d, 0)
+		b.commit(d, 0, false)
 	}
 	dst := ur.LocalAddr().(*net.UDPAddr)
 	if err := s.writeBatch(b, dst, dst.AddrPort(), netip.Addr{}); err != nil {
