@@ -26,8 +26,13 @@ type stream struct {
 	cancel context.CancelFunc
 
 	// inAttention and accepted are guarded by m.mu, not mu; inSendable
-	// is the connection goroutine's.
+	// and ctlPending are the connection goroutine's. ctlPending records
+	// stopPending || resetPending as that goroutine last saw them (every
+	// change reaches it: the application's through applyAppChanges), so
+	// that it can tell without mu that the stream has no control frame
+	// to send; flow control is its own state.
 	inAttention, inSendable bool
+	ctlPending              bool
 	accepted                bool // the application accepted this peer-opened stream
 
 	mu      sync.Mutex
@@ -169,6 +174,7 @@ func (s *stream) handleStopSending(code uint64) {
 		return
 	}
 	s.resetPending, s.resetCode = true, code
+	s.ctlPending = true
 	s.writeErr = &StreamError{StreamID: s.id, Code: StreamErrorCode(code), Remote: true}
 	s.send.reset()
 	notify(s.writeCh)
@@ -194,9 +200,11 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	return s.wantsToSend()
 }
 
-// wantsToSend reports whether the stream has frames to send. s.mu held.
+// wantsToSend reports whether the stream has frames to send. s.mu held,
+// by the connection goroutine.
 func (s *stream) wantsToSend() bool {
-	if s.stopPending || s.resetPending {
+	s.ctlPending = s.stopPending || s.resetPending
+	if s.ctlPending {
 		return true
 	}
 	if s.hasRecv && !s.readCanceled && !s.resetRecvd && s.recvFC.ShouldSendUpdate() {
@@ -209,6 +217,13 @@ func (s *stream) wantsToSend() bool {
 func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 	const space = ackhandler.SpaceApplication
 	c := s.m.c
+	// Called for every packet while the stream sends: mostly there is
+	// nothing to do, which the lock-free state tells.
+	if !s.ctlPending && !(s.hasRecv && s.recvFC.ShouldSendUpdate()) {
+		if _, blocked := s.sendFC.Blocked(); !s.hasSend || !blocked {
+			return b
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopPending {
@@ -246,6 +261,7 @@ func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 			}
 		}
 	}
+	s.ctlPending = s.stopPending || s.resetPending
 	return b
 }
 
