@@ -249,8 +249,25 @@ func (h *SentPacketHandler) ptoTimeAndSpace(now time.Time) (t time.Time, space S
 	return t, space, false
 }
 
+// setTimerLater is setTimer for a packet sent: the deadline is computed
+// when it is next looked at, once for a burst of packets rather than for
+// each (profiles: the PTO computation per packet sent).
+func (h *SentPacketHandler) setTimerLater(now time.Time) {
+	h.timerDue, h.timerNow = true, now
+}
+
+// currentDeadline returns the deadline, computing it if setTimerLater
+// was called since.
+func (h *SentPacketHandler) currentDeadline() time.Time {
+	if h.timerDue {
+		h.setTimer(h.timerNow)
+	}
+	return h.deadline
+}
+
 // setTimer is SetLossDetectionTimer of RFC 9002, Appendix A.8.
 func (h *SentPacketHandler) setTimer(now time.Time) {
+	h.timerDue = false
 	if t, _ := h.lossTimeAndSpace(); !t.IsZero() {
 		// "Time threshold loss detection."
 		h.deadline = t
@@ -273,7 +290,7 @@ func (h *SentPacketHandler) setTimer(now time.Time) {
 // called: the earliest time threshold loss time, else the probe timeout,
 // or the zero time when no timer is armed. It may lie in the past: "Timers
 // set in the past fire immediately" (RFC 9002, Appendix A.8).
-func (h *SentPacketHandler) LossDetectionDeadline() time.Time { return h.deadline }
+func (h *SentPacketHandler) LossDetectionDeadline() time.Time { return h.currentDeadline() }
 
 // OnLossDetectionTimeout handles the expiry of the loss detection timer
 // (RFC 9002, Appendix A.9); it does nothing if the deadline has not
@@ -286,7 +303,7 @@ func (h *SentPacketHandler) LossDetectionDeadline() time.Time { return h.deadlin
 // or, for the client's anti-deadlock probe, one Handshake packet or one
 // Initial packet in a datagram of at least 1200 bytes.
 func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
-	if h.deadline.IsZero() || now.Before(h.deadline) {
+	if d := h.currentDeadline(); d.IsZero() || now.Before(d) {
 		return
 	}
 	if t, sp := h.lossTimeAndSpace(); !t.IsZero() {
