@@ -30,7 +30,7 @@ const maxInboundQueued = 4 << 20
 // maxSendBurst and maxSendBurstBytes bound the datagrams sent per wakeup
 // before the goroutine looks at its input again.
 const (
-	maxSendBurst      = 64
+	maxSendBurst      = txBatchLen
 	maxSendBurstBytes = 256 << 10
 )
 

@@ -87,12 +87,13 @@ type txBatch struct {
 }
 
 const (
-	// txBatchLen is the number of datagrams in a batch: 64 full-size
-	// ones make two GSO sends (64 KiB each at most) in one sendmmsg.
-	txBatchLen = 64
-	// txBatchBytes is the storage of a batch: 64 datagrams of an
-	// Ethernet MTU, or two of the largest UDP payload.
-	txBatchBytes = 2 * (maxPacketBufferSize + 1)
+	// txBatchLen is the number of datagrams in a batch: 132 of an
+	// Ethernet MTU make three full GSO sends (64 KiB each at most) in one
+	// sendmmsg.
+	txBatchLen = 132
+	// txBatchBytes is the storage of a batch: 132 datagrams of an
+	// Ethernet MTU, or three of the largest UDP payload.
+	txBatchBytes = 3 * (maxPacketBufferSize + 1)
 )
 
 var txBatchPool = sync.Pool{New: func() any {
