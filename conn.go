@@ -66,6 +66,7 @@ type Conn struct {
 	local         net.Addr
 	started       time.Time // when the connection started, for statistics
 	appTracer     any       // the Tracer's Application field, set before the connection runs
+	bulk          bool      // the last flush filled a small batch (run goroutine only)
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run

@@ -138,9 +138,13 @@ func (c *Conn) handle(now time.Time, d *inboundDatagram) {
 // first.
 func (c *Conn) flush(now time.Time) (more bool) {
 	st := c.state
-	b := getTxBatch()
+	// A large batch when the last flush sent more than a small one
+	// holds; a small one fills up and goes, and a large one takes the
+	// rest.
+	b := getTxBatch(c.bulk, st.maxDatagramSize)
 	var path pathAddrs
-	burst := 0
+	burst, count := 0, 0
+	defer func() { c.bulk = count > txSmallLen }()
 	for i := 0; ; i++ {
 		if i == maxSendBurst || burst >= maxSendBurstBytes {
 			more = true
@@ -148,6 +152,10 @@ func (c *Conn) flush(now time.Time) (more bool) {
 		}
 		if b.n > 0 && b.room() < st.maxDatagramSize {
 			c.send(b, path)
+			if !b.large {
+				putTxBatch(b)
+				b = getTxBatch(true, st.maxDatagramSize)
+			}
 		}
 		d, a := st.pollTransmitOn(now, b.next())
 		if d == nil {
@@ -171,6 +179,7 @@ func (c *Conn) flush(now time.Time) (more bool) {
 		// Only a path MTU probe is larger than the maximum datagram size.
 		b.commit(d, st.sendECN, len(d) > st.maxDatagramSize)
 		burst += len(d)
+		count++
 	}
 	if b.n > 0 {
 		c.send(b, path)

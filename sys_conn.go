@@ -65,20 +65,23 @@ func (m *rxMessage) peer() net.Addr {
 }
 
 // txBatch is a run of datagrams stored back to back in buf, that a
-// connection hands to the socket in one call. Batches are pooled; each
-// also holds the socket layer's scratch space so that concurrent writers
-// share nothing.
+// connection hands to the socket in one call. Batches are pooled, in two
+// sizes: small ones for the few datagrams of most wakeups (handshakes,
+// ACKs, requests), large ones for bulk transfers and datagrams larger
+// than an Ethernet MTU. Each also holds the socket layer's scratch space
+// so that concurrent writers share nothing.
 type txBatch struct {
-	buf   []byte // txBatchBytes
-	off   [txBatchLen]uint32
-	sizes [txBatchLen]uint16
-	ecn   [txBatchLen]ackhandler.ECNMark
+	buf   []byte // datagrams
+	off   []uint32
+	sizes []uint16
+	ecn   []ackhandler.ECNMark
 	// solo marks a datagram to send in a message of its own, never in a
 	// GSO run: a path MTU probe, which the kernel may refuse as too big
 	// for the interface without that failing the run's other datagrams.
-	solo [txBatchLen]bool
-	n    int
-	used int // bytes of buf in use
+	solo  []bool
+	large bool
+	n     int
+	used  int // bytes of buf in use
 	// tooBig is set by the socket layer to the size of the largest
 	// datagram the kernel refused as larger than the interface's MTU
 	// (EMSGSIZE), or 0.
@@ -87,21 +90,49 @@ type txBatch struct {
 }
 
 const (
-	// txBatchLen is the number of datagrams in a batch: 132 of an
+	// txBatchLen is the number of datagrams in a large batch: 132 of an
 	// Ethernet MTU make three full GSO sends (64 KiB each at most) in one
-	// sendmmsg.
-	txBatchLen = 132
-	// txBatchBytes is the storage of a batch: 132 datagrams of an
-	// Ethernet MTU, or three of the largest UDP payload.
+	// sendmmsg. Its storage takes 132 of them, or three of the largest
+	// UDP payload.
+	txBatchLen   = 132
 	txBatchBytes = 3 * (maxPacketBufferSize + 1)
+	// txSmallLen and txSmallBytes are those of a small batch: 32
+	// datagrams of an Ethernet MTU.
+	txSmallLen       = 32
+	txSmallDatagram  = 1500
+	txSmallBatchSize = txSmallLen * txSmallDatagram
 )
 
-var txBatchPool = sync.Pool{New: func() any {
-	return &txBatch{buf: make([]byte, txBatchBytes)}
-}}
+var (
+	txBatchPool = sync.Pool{New: func() any { return newTxBatch(txBatchLen, txBatchBytes) }}
+	txSmallPool = sync.Pool{New: func() any { return newTxBatch(txSmallLen, txSmallBatchSize) }}
+)
 
-func getTxBatch() *txBatch  { return txBatchPool.Get().(*txBatch) }
-func putTxBatch(b *txBatch) { b.reset(); txBatchPool.Put(b) }
+func newTxBatch(n, size int) *txBatch {
+	return &txBatch{
+		buf: make([]byte, size), off: make([]uint32, n), sizes: make([]uint16, n),
+		ecn: make([]ackhandler.ECNMark, n), solo: make([]bool, n), large: n == txBatchLen,
+		scratch: newTxScratch(n),
+	}
+}
+
+// getTxBatch returns a small batch, or a large one if large is set or
+// datagrams may be larger than a small one holds (maxDatagram bytes).
+func getTxBatch(large bool, maxDatagram int) *txBatch {
+	if large || maxDatagram > txSmallDatagram {
+		return txBatchPool.Get().(*txBatch)
+	}
+	return txSmallPool.Get().(*txBatch)
+}
+
+func putTxBatch(b *txBatch) {
+	b.reset()
+	if b.large {
+		txBatchPool.Put(b)
+	} else {
+		txSmallPool.Put(b)
+	}
+}
 
 // reset empties b.
 func (b *txBatch) reset() { b.n, b.used, b.tooBig = 0, 0, 0 }
@@ -112,10 +143,9 @@ func (b *txBatch) next() []byte {
 	return b.buf[b.used:b.used:min(len(b.buf), b.used+maxPacketBufferSize)]
 }
 
-// room returns the capacity of the space next returns, or 0 if b holds
-// txBatchLen datagrams.
+// room returns the capacity of the space next returns, or 0 if b is full.
 func (b *txBatch) room() int {
-	if b.n == txBatchLen {
+	if b.n == len(b.sizes) {
 		return 0
 	}
 	return min(len(b.buf)-b.used, maxPacketBufferSize)

@@ -67,13 +67,14 @@ type linuxConn struct {
 	readFn func(fd uintptr) bool
 }
 
-// txScratch is the Linux socket layer's per-batch write state.
+// txScratch is the Linux socket layer's per-batch write state, for as
+// many datagrams as the batch holds.
 type txScratch struct {
-	hdrs  [txBatchLen]unix.Mmsghdr
-	iovs  [txBatchLen]unix.Iovec
-	oob   [txBatchLen][oobSize]byte
-	first [txBatchLen + 1]uint8 // first datagram of each message; first[nmsg] == batch length
-	gso   [txBatchLen]bool      // message uses UDP_SEGMENT
+	hdrs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	oob   [][oobSize]byte
+	first []uint8 // first datagram of each message; first[nmsg] == batch length
+	gso   []bool  // message uses UDP_SEGMENT
 	name  unix.RawSockaddrInet6
 	nmsg  int
 	pos   int // next message to send
@@ -85,6 +86,14 @@ type txScratch struct {
 	// writeFn is s.write, made once per batch so that a send does not
 	// allocate a closure.
 	writeFn func(fd uintptr) bool
+}
+
+// newTxScratch returns the scratch space of a batch of n datagrams.
+func newTxScratch(n int) txScratch {
+	return txScratch{
+		hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), oob: make([][oobSize]byte, n),
+		first: make([]uint8, n+1), gso: make([]bool, n),
+	}
 }
 
 func newOptimizedConn(u *net.UDPConn, o socketOptions) (sysConn, error) {

@@ -13,6 +13,8 @@ import (
 // txScratch is empty: the portable layer needs no per-batch state.
 type txScratch struct{}
 
+func newTxScratch(int) txScratch { return txScratch{} }
+
 var errNoOptimizedConn = errors.New("quic: no optimized socket layer on this platform")
 
 func newOptimizedConn(*net.UDPConn, socketOptions) (sysConn, error) { return nil, errNoOptimizedConn }

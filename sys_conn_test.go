@@ -24,7 +24,7 @@ func TestBasicConnRoundTrip(t *testing.T) {
 	if s.ecn() || s.readBatchLen() != 1 || s.rxBufferSize() != packetBufferSize {
 		t.Fatal("the portable layer claims a feature")
 	}
-	b := getTxBatch()
+	b := getTxBatch(true, 0)
 	defer putTxBatch(b)
 	for i := 0; i < 3; i++ {
 		d := b.next()[:100+i]

@@ -201,7 +201,7 @@ func (t *Transport) writeTo(b []byte, addr net.Addr) {
 	if m := t.rxCur; m != nil {
 		src = m.dst
 	}
-	tb := getTxBatch()
+	tb := getTxBatch(false, len(b))
 	tb.commit(append(tb.next(), b...), 0, false)
 	ap, _ := addrPortOf(addr)
 	t.sock.writeBatch(tb, addr, ap, src) // UDP send errors are transient; loss recovery copes
