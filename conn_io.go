@@ -151,7 +151,7 @@ func (c *Conn) flush(now time.Time) (more bool) {
 			break
 		}
 		if b.n > 0 && b.room() < st.maxDatagramSize {
-			c.send(b, path)
+			c.send(now, b, path)
 			if !b.large {
 				putTxBatch(b)
 				b = getTxBatch(true, st.maxDatagramSize)
@@ -173,7 +173,7 @@ func (c *Conn) flush(now time.Time) (more bool) {
 			continue
 		}
 		if b.n > 0 && a != path {
-			c.send(b, path) // commit below copies d to the batch's start
+			c.send(now, b, path) // commit below copies d to the batch's start
 		}
 		path = a
 		// Only a path MTU probe is larger than the maximum datagram size.
@@ -182,7 +182,7 @@ func (c *Conn) flush(now time.Time) (more bool) {
 		count++
 	}
 	if b.n > 0 {
-		c.send(b, path)
+		c.send(now, b, path)
 	}
 	putTxBatch(b)
 	return more
@@ -191,7 +191,7 @@ func (c *Conn) flush(now time.Time) (more bool) {
 // send hands b's datagrams, all for path a, to the socket of a's local
 // address and empties b. The peer's net.Addr is kept from one batch to
 // the next: it changes only with the path.
-func (c *Conn) send(b *txBatch, a pathAddrs) {
+func (c *Conn) send(now time.Time, b *txBatch, a pathAddrs) {
 	t, addr, ap, src := c.t, c.remote, netip.AddrPort{}, c.srcAddr
 	if a.remote.IsValid() {
 		if a.remote != c.sendTo {
@@ -206,7 +206,7 @@ func (c *Conn) send(b *txBatch, a pathAddrs) {
 	}
 	t.sock.writeBatch(b, addr, ap, src) // UDP send errors are transient; loss recovery copes
 	if b.tooBig > 0 {
-		c.state.handleSendTooBig(b.tooBig)
+		c.state.handleSendTooBig(now, b.tooBig)
 	}
 	b.reset()
 }

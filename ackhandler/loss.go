@@ -128,6 +128,20 @@ func (h *SentPacketHandler) declareLost(space Space, s *spaceState, e *sentEntry
 	h.reportFrames(space, s, e.Frames, false)
 }
 
+// Abandon forgets packet pn of space, if outstanding, as never sent: the
+// network stack refused it. It no longer counts in flight, and its frames
+// are reported lost, as for a packet abandoned when its space is dropped.
+func (h *SentPacketHandler) Abandon(now time.Time, space Space, pn wire.PacketNumber) {
+	s := &h.spaces[space]
+	if s.packets.n == 0 || pn < s.packets.headPN || pn > s.lastSent {
+		return
+	}
+	if e := s.packets.at(pn); e.state == sentOutstanding {
+		h.declareLost(space, s, e, false)
+		h.setTimer(now)
+	}
+}
+
 func (h *SentPacketHandler) resetCongestionEvent() {
 	ev := &h.congEvent
 	ev.Lost = ev.Lost[:0]
