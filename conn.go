@@ -68,6 +68,7 @@ type Conn struct {
 	local         net.Addr
 	started       time.Time // when the connection started, for statistics
 	appTracer     any       // the Tracer's Application field, set before the connection runs
+	bulk          bool      // the last flush filled a small batch (run goroutine only)
 
 	// Parking (conn_park.go): parked is set while no goroutine runs;
 	// parkTimer wakes the connection at its next deadline meanwhile;
@@ -144,7 +145,7 @@ func (c *Conn) run() {
 		c.drainInbound()
 		c.handleRequests()
 		now := time.Now()
-		c.flush(now)
+		more := c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
 			c.finish()
@@ -153,13 +154,15 @@ func (c *Conn) run() {
 			return
 		}
 		d := st.nextDeadline(now)
-		if st.isIdleReleased() && (d.IsZero() || d.After(now)) {
+		if !more && st.isIdleReleased() && (d.IsZero() || d.After(now)) {
 			if !c.handleClosing() && c.park(d) {
 				return
 			}
 			continue
 		}
-		if !d.IsZero() {
+		if more {
+			timer.Reset(0) // look at the input, then send on
+		} else if !d.IsZero() {
 			timer.Reset(max(d.Sub(now), 0))
 		} else {
 			timer.Reset(time.Hour)

@@ -19,10 +19,29 @@ import (
 //   - MAX_STREAM_DATA, STREAM_DATA_BLOCKED: StreamID, Offset = limit.
 //   - MAX_STREAMS, STREAMS_BLOCKED: Extra = 1 for bidirectional.
 //   - RESET_STREAM, STOP_SENDING: StreamID.
-type connFrameHandler struct{ c *connState }
+type connFrameHandler struct {
+	c *connState
+	// streamAck merges acknowledged STREAM frames that continue each
+	// other (in a bulk transfer, every frame of an ACK frame's packets)
+	// into one range, applied to its stream in one go by flushAcks: a
+	// stream lock per acknowledged packet showed in profiles.
+	streamAck    ackhandler.FrameRecord
+	hasStreamAck bool
+}
 
 func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.FrameRecord) {
 	c := h.c
+	if f.Type == wire.FrameTypeStream {
+		p := &h.streamAck
+		if h.hasStreamAck && p.StreamID == f.StreamID && p.Offset+p.Length == f.Offset && p.Extra == 0 {
+			p.Length += f.Length
+			p.Extra = f.Extra
+			return
+		}
+		h.flushAcks()
+		h.streamAck, h.hasStreamAck = *f, true
+		return
+	}
 	switch {
 	case f.Type == wire.FrameTypeAck:
 		c.spaces[space].recv.IgnoreBelow(wire.PacketNumber(f.Offset) + 1)
@@ -44,7 +63,17 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 	}
 }
 
+// flushAcks applies the merged STREAM acknowledgments. It runs before
+// any loss is handled and when an ACK frame was processed.
+func (h *connFrameHandler) flushAcks() {
+	if h.hasStreamAck {
+		h.hasStreamAck = false
+		h.c.streams.onFrameAcked(&h.streamAck)
+	}
+}
+
 func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.FrameRecord) {
+	h.flushAcks()
 	c := h.c
 	c.countRetransmission(f)
 	switch {

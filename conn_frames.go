@@ -139,7 +139,9 @@ func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wir
 	if c.peerParams != nil {
 		exp = c.peerParams.AckDelayExponent
 	}
-	if err := c.sent.OnAckReceived(now, space, f, exp); err != nil {
+	err := c.sent.OnAckReceived(now, space, f, exp)
+	c.frames.flushAcks()
+	if err != nil {
 		return err
 	}
 	switch {

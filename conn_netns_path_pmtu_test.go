@@ -158,14 +158,14 @@ func TestNetnsGSORunAfterTooLargeDatagram(t *testing.T) {
 	if !s.info().GSO {
 		t.Skip("no GSO on the veth pair")
 	}
-	b := getTxBatch()
+	b := getTxBatch(true, 0)
 	defer putTxBatch(b)
 	for i, size := range []int{1402, 1341, 1341, 1341} {
 		d := b.next()[:size]
 		for j := range d {
 			d[j] = byte(i)
 		}
-		b.commit(d, ackhandler.NotECT)
+		b.commit(d, ackhandler.NotECT, false)
 	}
 	if err := s.writeBatch(b, ur.LocalAddr(), netip.AddrPort{}, netip.Addr{}); err != unix.EMSGSIZE {
 		t.Fatalf("writeBatch: %v; want EMSGSIZE for the probe", err)

@@ -29,6 +29,7 @@ type pathController struct {
 	cc      congestion.Controller
 	ignored [maxIgnoredPackets]int64 // packet numbers; -1 is a free slot
 	next    int
+	taken   int                        // slots in use
 	ev      congestion.CongestionEvent // scratch for filtered events
 	// onAcked, if set, sees each packet acknowledged, and onLost each
 	// packet lost that is not ignored, before the controller does.
@@ -46,15 +47,22 @@ func newPathController(cc congestion.Controller) *pathController {
 // ignorePacket keeps packet pn out of the controller's loss reactions.
 // With all slots taken the oldest entry goes.
 func (w *pathController) ignorePacket(pn int64) {
+	if w.ignored[w.next] == -1 {
+		w.taken++
+	}
 	w.ignored[w.next] = pn
 	w.next = (w.next + 1) % maxIgnoredPackets
 }
 
 // take reports whether pn is ignored and frees its slot.
 func (w *pathController) take(pn int64) bool {
+	if w.taken == 0 {
+		return false // the common case, for every packet acknowledged
+	}
 	for i, x := range w.ignored {
 		if x == pn {
 			w.ignored[i] = -1
+			w.taken--
 			return true
 		}
 	}

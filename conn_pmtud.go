@@ -42,11 +42,26 @@ const (
 	// PL can detect that the path has a black hole ... when ... no
 	// acknowledgment is received").
 	pmtuBlackHolePTOs = 3
-	// defaultMaxPacketSize is Config.MaxPacketSize's default: an Ethernet
-	// MTU of 1500 less the IPv6 and UDP headers (1500 - 40 - 8).
+	// defaultMaxPacketSize is Config.MaxPacketSize's default where the
+	// socket does not report datagrams too large for the interface: an
+	// Ethernet MTU of 1500 less the IPv6 and UDP headers (1500 - 40 - 8).
 	defaultMaxPacketSize = 1452
+	// jumboMaxPacketSize is the default where it does (Linux): the
+	// search finds an Ethernet MTU as before, a jumbo-frame one, or
+	// loopback's 64 KiB, where fewer, larger packets halve the CPU time
+	// per byte of a bulk transfer (profiles: per-packet work, from
+	// header protection to acknowledgments, was half of it).
+	jumboMaxPacketSize = 65527
 	// pmtuProbeMarker marks the FrameRecord of a PMTU probe's PING.
 	pmtuProbeMarker = 1
+	// pmtuEthernet is the largest UDP payload of an Ethernet MTU (over
+	// IPv4). The search goes above it only once the connection sent
+	// pmtuJumboAfter bytes: a probe costs its size in sealing, copying and
+	// opening, and the dozen probes up to 64 KB cost more than they save
+	// on a connection that sends little (10,000 connections on loopback
+	// took twice as long to establish).
+	pmtuEthernet   = 1472
+	pmtuJumboAfter = 4 << 20
 )
 
 // pmtuDiscovery is the search state (RFC 8899, Section 5.2).
@@ -55,10 +70,12 @@ type pmtuDiscovery struct {
 	searching     bool
 	probeInFlight bool      // a probe of probeSize is in flight
 	max           int       // largest size searched: MaxPacketSize, max_udp_payload_size
+	jumboMax      int       // max above pmtuEthernet, until the connection sent pmtuJumboAfter
 	lo, hi        int       // lo is known to work; hi failed (or is max+1)
 	next          time.Time // earliest time of the next probe
 	// The probe in flight.
 	probeSize int
+	probePN   wire.PacketNumber
 	failures  int // lost probes of probeSize
 	// Black hole detection.
 	largestAckedLarge int64 // largest packet number > pmtuBase acknowledged
@@ -67,16 +84,23 @@ type pmtuDiscovery struct {
 	blackHoles        int   // statistics
 }
 
-// initPMTUD starts the search from the initial size.
-func (c *connState) initPMTUD() {
+// initPMTUD starts the search from the initial size. socketMax is the
+// socket layer's default ceiling (0: defaultMaxPacketSize).
+func (c *connState) initPMTUD(socketMax int) {
 	cfg := c.config
 	d := &c.pmtud
 	d.enabled = !cfg.DisablePathMTUDiscovery
 	d.max = cfg.MaxPacketSize
 	if d.max == 0 {
+		d.max = socketMax
+	}
+	if d.max == 0 {
 		d.max = defaultMaxPacketSize
 	}
 	d.max = min(max(d.max, c.maxDatagramSize), maxUDPPayloadSize)
+	if d.max > pmtuEthernet && c.maxDatagramSize < pmtuEthernet {
+		d.jumboMax, d.max = d.max, pmtuEthernet
+	}
 	d.lo, d.hi = c.maxDatagramSize, d.max+1
 	d.searching = d.enabled && d.lo < d.max
 	d.largestAckedLarge = -1
@@ -94,6 +118,26 @@ func (c *connState) pmtuOnPeerParams(peerMax uint64) {
 		d.hi = min(d.hi, d.max+1)
 		d.searching = d.searching && d.lo < d.max
 	}
+	if peerMax < uint64(d.jumboMax) {
+		d.jumboMax = int(peerMax)
+		if d.jumboMax <= d.max {
+			d.jumboMax = 0
+		}
+	}
+}
+
+// pmtuOpenJumbo lets the search, done up to an Ethernet MTU, go above it
+// once the connection sent enough data for larger packets to pay for the
+// probes, if the path carries a full Ethernet-size datagram.
+func (c *connState) pmtuOpenJumbo() {
+	d := &c.pmtud
+	jumbo := d.jumboMax
+	d.jumboMax = 0
+	if d.lo < d.max || d.hi <= d.max {
+		return // a smaller MTU than Ethernet's: nothing larger fits
+	}
+	d.max, d.hi = jumbo, jumbo+1
+	d.searching, d.next = true, time.Time{}
 }
 
 // setMaxDatagramSize puts a new maximum datagram size in force.
@@ -128,12 +172,16 @@ func (c *connState) onPMTUTimer(now time.Time) {
 // smallest that failed.
 func (c *connState) pmtuProbeSize(now time.Time) int {
 	d := &c.pmtud
+	if d.jumboMax > 0 && c.bytesSent >= pmtuJumboAfter && !d.probeInFlight && (!d.searching || d.hi-d.lo <= 1) {
+		c.pmtuOpenJumbo()
+	}
 	if !d.enabled || !d.searching || d.probeInFlight || !c.handshakeConfirmed || !c.has1RTT() ||
 		!c.activePath().validated || (!d.next.IsZero() && now.Before(d.next)) {
 		return 0
 	}
-	if d.hi-d.lo <= 1 {
-		// Search complete (RFC 8899, Section 5.2: SEARCH_COMPLETE).
+	if d.hi-d.lo <= 1 || d.lo >= 4096 && d.hi-d.lo <= d.lo/64 {
+		// Search complete (RFC 8899, Section 5.2: SEARCH_COMPLETE);
+		// for large sizes to within 1.5%: each probe is large.
 		d.searching = false
 		d.next = now.Add(pmtuRaiseTimer)
 		return 0
@@ -141,8 +189,15 @@ func (c *connState) pmtuProbeSize(now time.Time) int {
 	size := (d.lo + d.hi) / 2
 	// "If a PL sender ... uses a probe packet ... it is subject to
 	// congestion control" (RFC 8899, Section 4.5.1 and 3): the probe
-	// waits for room in the window.
-	if c.sent.BytesInFlight()+size > c.cc.CongestionWindow() {
+	// waits for room in the window. A probe larger than the whole window
+	// (the window of an endpoint that only acknowledges stays at its
+	// initial size) goes when nothing else is in flight: "When the
+	// transmission of probe packets is not controlled by the congestion
+	// controller, the interval between probe packets MUST be at least
+	// one RTT" (RFC 8899, Section 3), which holds with one probe at a
+	// time.
+	inFlight, cwnd := c.sent.BytesInFlight(), c.cc.CongestionWindow()
+	if inFlight+size > cwnd && (inFlight > 0 || size <= cwnd) {
 		return 0
 	}
 	return size
@@ -165,7 +220,7 @@ func (c *connState) appendPMTUProbe(now time.Time, b []byte, size int) []byte {
 	}
 	c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing, Extra: pmtuProbeMarker, Length: uint64(size)})
 	c.ccw.ignorePacket(int64(pn))
-	d.probeSize, d.probeInFlight = size, true
+	d.probeSize, d.probePN, d.probeInFlight = size, pn, true
 	return c.sealPacket(now, b, 0, pnOff, pnLen, pn, s, wire.PacketType1RTT, true, true)
 }
 
@@ -192,14 +247,42 @@ func (c *connState) pmtuOnProbeAcked(size int) {
 // Section 5.2).
 func (c *connState) pmtuOnProbeLost(size int) {
 	d := &c.pmtud
-	d.probeInFlight = false
 	if size != d.probeSize {
-		return
+		return // an earlier probe, refused by the socket (handleSendTooBig)
 	}
+	d.probeInFlight = false
 	d.failures++
 	if d.failures >= pmtuMaxProbes {
 		d.failures = 0
 		d.hi = min(d.hi, size)
+	}
+}
+
+// handleSendTooBig learns that the local network stack refused a
+// datagram of size bytes as larger than the interface's MTU. MAX_PLPMTU
+// "has to be less than or equal to the maximum size of the PL packet that
+// can be sent on the outgoing interface (constrained by the local
+// interface MTU)" (RFC 8899, Section 5.1.2): a refused probe ends the
+// search at once below its size, without the losses that tell the same of
+// a size the network drops. A refused datagram of the size in force means
+// the interface changed: as for a black hole, the search starts again.
+func (c *connState) handleSendTooBig(now time.Time, size int) {
+	d := &c.pmtud
+	if !d.enabled {
+		return
+	}
+	if size <= c.maxDatagramSize {
+		if c.maxDatagramSize > pmtuBase {
+			c.pmtuBlackHole()
+		}
+		return
+	}
+	d.hi = min(d.hi, size)
+	if d.probeInFlight && size == d.probeSize {
+		d.probeInFlight, d.failures, d.probeSize = false, 0, 0
+		// It never left: it must not hold the congestion window until
+		// declared lost.
+		c.sent.Abandon(now, ackhandler.SpaceApplication, d.probePN)
 	}
 }
 

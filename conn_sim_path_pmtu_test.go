@@ -134,3 +134,63 @@ func TestPathMTUBlackHoleCountsBursts(t *testing.T) {
 		t.Fatalf("three bursts: black holes %d, size %d, want 1 and %d", c.pmtud.blackHoles, c.maxDatagramSize, pmtuBase)
 	}
 }
+
+// A probe the local network stack refuses as larger than the interface's
+// MTU (EMSGSIZE, reported through handleSendTooBig) ends the search below
+// its size at once: "MAX_PLPMTU ... has to be less than or equal to the
+// maximum size of the PL packet that can be sent on the outgoing
+// interface" (RFC 8899, Section 5.1.2), and the probe stops counting in
+// flight. Searching up to 9000 bytes over a 1500-byte interface takes a
+// probe per size that fits, where three lost probes per size too large
+// would take seconds more.
+func TestSimPathMTULocalRefusal(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000}, 101)
+	p.server.maxRecvPayload = 9000
+	p.client.buf = make([]byte, 0, 9000)
+	refused := 0
+	p.client.dropOut = func(now time.Time, d []byte) bool {
+		if len(d) <= 1500 {
+			return false
+		}
+		refused++
+		p.client.c.handleSendTooBig(now, len(d))
+		return true
+	}
+	p.connect(t)
+	start := p.sim.Now()
+	c := p.client.c
+	c.bytesSent = pmtuJumboAfter // the search goes above 1472 after 4 MB sent
+	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching && c.pmtud.jumboMax == 0 })
+	if c.maxDatagramSize != 1500 {
+		t.Errorf("maximum datagram size %d, want 1500", c.maxDatagramSize)
+	}
+	// The 13 sizes that fit (8 up to 1472, then 5 above) take a round
+	// trip and the peer's ACK delay each, 45 ms; those refused nothing.
+	if d := p.sim.Now().Sub(start); d > 700*time.Millisecond {
+		t.Errorf("search took %v", d)
+	}
+	if refused == 0 || refused > 10 {
+		t.Errorf("%d probes refused", refused)
+	}
+	if st := c.cc.State(); st.Phase != "slow_start" {
+		t.Errorf("congestion controller in %q after refused probes", st.Phase)
+	}
+	t.Logf("converged in %v; %d probes refused", p.sim.Now().Sub(start), refused)
+}
+
+// A datagram of the size in force refused by the local stack (the route
+// moved to an interface with a smaller MTU) is a black hole: the
+// connection falls back to BASE_PLPMTU and searches again.
+func TestSimPathMTULocalRefusalInForce(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 102)
+	p.connect(t)
+	c := p.client.c
+	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching })
+	if c.maxDatagramSize != defaultMaxPacketSize {
+		t.Fatalf("maximum datagram size %d, want %d", c.maxDatagramSize, defaultMaxPacketSize)
+	}
+	c.handleSendTooBig(p.sim.Now(), defaultMaxPacketSize)
+	if c.maxDatagramSize != pmtuBase || c.pmtud.blackHoles != 1 || !c.pmtud.searching {
+		t.Errorf("after a refusal: size %d, black holes %d, searching %v", c.maxDatagramSize, c.pmtud.blackHoles, c.pmtud.searching)
+	}
+}

@@ -78,6 +78,9 @@ type simEndpoint struct {
 	onSend func(from, to netsim.Addr, d []byte, challenge bool)
 	// preferred, on a server, is the preferred address it offers.
 	preferred *wire.PreferredAddress
+	// maxRecvPayload, on a server, is the max_udp_payload_size it
+	// advertises (0: the default).
+	maxRecvPayload int
 }
 
 // simAddr is the inverse of netsim.Addr.AddrPort.
@@ -110,6 +113,7 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
 		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
 		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed, statelessReset: e.resetter,
 		path: pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, preferredAddress: e.preferred,
+		maxRecvPayload: e.maxRecvPayload,
 	})
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)

@@ -269,6 +269,9 @@ type connParams struct {
 	newToken []byte
 	// path is the handshake path's addresses, if known.
 	path pathAddrs
+	// maxSendPayload and maxRecvPayload are the socket layer's
+	// payloadLimits (0: the portable defaults).
+	maxSendPayload, maxRecvPayload int
 	// preferredAddress, on a server, is the address to offer in the
 	// preferred_address transport parameter (RFC 9000, Section 9.6); its
 	// connection ID and token are made here.
@@ -328,7 +331,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.sent = ackhandler.New(ackhandler.Config{
 		Role: role, RTT: c.rtt, Controller: c.cc, Frames: &c.frames, Seed: p.seed, DisableECN: !p.ecn,
 	})
-	c.initPMTUD()
+	c.initPMTUD(p.maxSendPayload)
 	for s := range c.spaces {
 		c.spaces[s].recv = ackhandler.NewReceivedPackets(ackhandler.Space(s))
 	}
@@ -393,10 +396,12 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	tp.InitialMaxStreamsBidi = uint64(max(cfg.MaxIncomingStreams, 0))
 	tp.InitialMaxStreamsUni = uint64(max(cfg.MaxIncomingUniStreams, 0))
 	tp.MaxAckDelay = defaultMaxAckDelay
-	// Receive buffers hold maxUDPPayloadSize bytes: larger datagrams are
-	// neither accepted nor, whatever path MTU discovery finds, sent
-	// (Config.MaxPacketSize is capped at it).
-	tp.MaxUDPPayloadSize = maxUDPPayloadSize
+	// What the socket's receive buffers hold whole: larger datagrams
+	// would be truncated.
+	tp.MaxUDPPayloadSize = uint64(p.maxRecvPayload)
+	if p.maxRecvPayload == 0 {
+		tp.MaxUDPPayloadSize = 1472 // an Ethernet MTU less IPv4 and UDP headers
+	}
 	tp.ActiveConnectionIDLimit = defaultActiveConnIDLimit
 	tp.InitialSourceConnectionID, tp.HasInitialSourceConnectionID = c.localConnID, true
 	if c.offeredVersion == 0 {

@@ -1,6 +1,9 @@
 package quic
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // datagramQueue holds DATAGRAM payloads (RFC 9221) between the
 // application and the connection goroutine, in both directions. Both
@@ -9,6 +12,7 @@ import "sync"
 type datagramQueue struct {
 	mu       sync.Mutex
 	send     [][]byte
+	nSend    atomic.Int32 // len(send), for the connection goroutine to look without the lock
 	received [][]byte
 	recvWait chan struct{} // made for a waiter, closed and cleared when a datagram arrives
 	dropped  uint64
@@ -23,10 +27,14 @@ func (q *datagramQueue) pushSend(p []byte) {
 		q.dropped++
 	}
 	q.send = append(q.send, append([]byte(nil), p...))
+	q.nSend.Store(int32(len(q.send)))
 }
 
 // peekSend returns the oldest datagram waiting to be sent.
 func (q *datagramQueue) peekSend() ([]byte, bool) {
+	if q.nSend.Load() == 0 {
+		return nil, false
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.send) == 0 {
@@ -43,13 +51,12 @@ func (q *datagramQueue) popSend() {
 		q.send[0] = nil
 		q.send = q.send[1:]
 	}
+	q.nSend.Store(int32(len(q.send)))
 }
 
 // hasSend reports whether datagrams wait to be sent.
 func (q *datagramQueue) hasSend() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.send) > 0
+	return q.nSend.Load() > 0
 }
 
 // pushReceived queues a copy of a received datagram for the application.

@@ -124,6 +124,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	if ap, ok := addrPortOf(addr); ok {
 		cp.newToken = l.t.tokens.AppendNewToken(nil, now, ap.Addr())
 	}
+	cp.maxSendPayload, cp.maxRecvPayload = l.t.sock.payloadLimits()
 	cp.routes = connRoutes{&l.t.handlers, c}
 	cp.path = l.t.pathAddrsFor(addr)
 	l.applyPreferred(c, &cp)

@@ -24,9 +24,12 @@ func initialAuthentic(d []byte, hdr wire.LongHeader, pnOff int) bool {
 	if hdr.Length > uint64(len(d)) || end > len(d) || end > maxUDPPayloadSize {
 		return false
 	}
-	var buf [maxUDPPayloadSize]byte
-	p := buf[:end]
-	copy(p, d)
+	var buf [packetBufferSize]byte
+	p := buf[:0]
+	if end > len(buf) {
+		p = make([]byte, 0, end) // a jumbo Initial: rare
+	}
+	p = append(p, d[:end]...)
 	_, open := handshake.NewInitialKeys(hdr.Version, hdr.DstConnID.Bytes(), false)
 	pnLen, err := open.RemoveHeaderProtection(p, pnOff)
 	if err != nil {

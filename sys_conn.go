@@ -64,53 +64,111 @@ func (m *rxMessage) peer() net.Addr {
 	return net.UDPAddrFromAddrPort(m.addr)
 }
 
-// txBatch is a run of datagrams, each up to maxPacketBufferSize bytes,
-// stored back to back in buf, that a connection hands to the socket in one
-// call. Batches are pooled; each also holds the socket layer's scratch
-// space so that concurrent writers share nothing.
+// txBatch is a run of datagrams stored back to back in buf, that a
+// connection hands to the socket in one call. Batches are pooled, in two
+// sizes: small ones for the few datagrams of most wakeups (handshakes,
+// ACKs, requests), large ones for bulk transfers and datagrams larger
+// than an Ethernet MTU. Each also holds the socket layer's scratch space
+// so that concurrent writers share nothing.
 type txBatch struct {
-	buf     []byte
-	sizes   [txBatchLen]uint16
-	ecn     [txBatchLen]ackhandler.ECNMark
-	n       int
+	buf   []byte // datagrams
+	off   []uint32
+	sizes []uint16
+	ecn   []ackhandler.ECNMark
+	// solo marks a datagram to send in a message of its own, never in a
+	// GSO run: a path MTU probe, which the kernel may refuse as too big
+	// for the interface without that failing the run's other datagrams.
+	solo  []bool
+	large bool
+	n     int
+	used  int // bytes of buf in use
+	// tooBig is set by the socket layer to the size of the largest
+	// datagram the kernel refused as larger than the interface's MTU
+	// (EMSGSIZE), or 0.
+	tooBig  int
 	scratch txScratch
 }
 
-// txBatchLen is the number of datagrams in a batch: at most 64 UDP
-// segments go in one GSO send, and 32 full-size ones already fill most of
-// the 64 KiB a send may carry.
-const txBatchLen = 32
+const (
+	// txBatchLen is the number of datagrams in a large batch: 132 of an
+	// Ethernet MTU make three full GSO sends (64 KiB each at most) in one
+	// sendmmsg. Its storage takes 132 of them, or three of the largest
+	// UDP payload.
+	txBatchLen   = 132
+	txBatchBytes = 3 * (maxPacketBufferSize + 1)
+	// txSmallLen and txSmallBytes are those of a small batch: 32
+	// datagrams of an Ethernet MTU.
+	txSmallLen       = 32
+	txSmallDatagram  = 1500
+	txSmallBatchSize = txSmallLen * txSmallDatagram
+)
 
-var txBatchPool = sync.Pool{New: func() any {
-	return &txBatch{buf: make([]byte, txBatchLen*maxPacketBufferSize)}
-}}
+var (
+	txBatchPool = sync.Pool{New: func() any { return newTxBatch(txBatchLen, txBatchBytes) }}
+	txSmallPool = sync.Pool{New: func() any { return newTxBatch(txSmallLen, txSmallBatchSize) }}
+)
 
-func getTxBatch() *txBatch  { return txBatchPool.Get().(*txBatch) }
-func putTxBatch(b *txBatch) { b.n = 0; txBatchPool.Put(b) }
+func newTxBatch(n, size int) *txBatch {
+	return &txBatch{
+		buf: make([]byte, size), off: make([]uint32, n), sizes: make([]uint16, n),
+		ecn: make([]ackhandler.ECNMark, n), solo: make([]bool, n), large: n == txBatchLen,
+		scratch: newTxScratch(n),
+	}
+}
+
+// getTxBatch returns a small batch, or a large one if large is set or
+// datagrams may be larger than a small one holds (maxDatagram bytes).
+func getTxBatch(large bool, maxDatagram int) *txBatch {
+	if large || maxDatagram > txSmallDatagram {
+		return txBatchPool.Get().(*txBatch)
+	}
+	return txSmallPool.Get().(*txBatch)
+}
+
+func putTxBatch(b *txBatch) {
+	b.reset()
+	if b.large {
+		txBatchPool.Put(b)
+	} else {
+		txSmallPool.Put(b)
+	}
+}
+
+// reset empties b.
+func (b *txBatch) reset() { b.n, b.used, b.tooBig = 0, 0, 0 }
 
 // next returns empty space for the next datagram, with a capacity of
-// maxPacketBufferSize.
+// room() bytes at most maxPacketBufferSize.
 func (b *txBatch) next() []byte {
-	off := b.n * maxPacketBufferSize
-	return b.buf[off : off : off+maxPacketBufferSize]
+	return b.buf[b.used:b.used:min(len(b.buf), b.used+maxPacketBufferSize)]
 }
 
-// commit records the datagram written into the space next returned.
-func (b *txBatch) commit(d []byte, ecn ackhandler.ECNMark) {
-	off := b.n * maxPacketBufferSize
-	if len(d) > 0 && &d[0] != &b.buf[off] {
-		copy(b.buf[off:off+maxPacketBufferSize], d)
+// room returns the capacity of the space next returns, or 0 if b is full.
+func (b *txBatch) room() int {
+	if b.n == len(b.sizes) {
+		return 0
 	}
+	return min(len(b.buf)-b.used, maxPacketBufferSize)
+}
+
+// commit records the datagram written into the space next returned (or
+// copies d there); solo marks a path MTU probe.
+func (b *txBatch) commit(d []byte, ecn ackhandler.ECNMark, solo bool) {
+	off := b.used
+	if len(d) > 0 && &d[0] != &b.buf[off] {
+		copy(b.buf[off:], d)
+	}
+	b.off[b.n] = uint32(off)
 	b.sizes[b.n] = uint16(len(d))
 	b.ecn[b.n] = ecn
+	b.solo[b.n] = solo
 	b.n++
+	b.used += len(d)
 }
-
-func (b *txBatch) full() bool { return b.n == txBatchLen }
 
 // packet returns datagram i.
 func (b *txBatch) packet(i int) []byte {
-	off := i * maxPacketBufferSize
+	off := int(b.off[i])
 	return b.buf[off : off+int(b.sizes[i])]
 }
 
@@ -128,6 +186,11 @@ type sysConn interface {
 	info() SocketInfo
 	// rxBufferSize is the size of the buffers readBatch needs.
 	rxBufferSize() int
+	// payloadLimits returns the largest UDP payload path MTU discovery
+	// searches for by default over this socket, and the largest one
+	// readBatch receives whole (the max_udp_payload_size transport
+	// parameter).
+	payloadLimits() (send, recv int)
 	// readBatchLen is the number of messages readBatch can fill at once.
 	readBatchLen() int
 	// ecn reports whether outgoing packets can carry an ECN marking.
@@ -192,6 +255,9 @@ func (c *basicConn) writeBatch(b *txBatch, addr net.Addr, ap netip.AddrPort, _ n
 		} else {
 			_, err = c.pc.WriteTo(b.packet(i), addr)
 		}
+		if err != nil && isMsgTooBig(err) {
+			b.tooBig = max(b.tooBig, int(b.sizes[i]))
+		}
 		if first == nil {
 			first = err
 		}
@@ -206,5 +272,11 @@ func (c *basicConn) info() SocketInfo {
 }
 
 func (c *basicConn) rxBufferSize() int { return packetBufferSize }
+
+// payloadLimits: datagrams larger than an Ethernet MTU would be found
+// too large by losing probes, several per size.
+func (c *basicConn) payloadLimits() (send, recv int) {
+	return defaultMaxPacketSize, packetBufferSize
+}
 func (c *basicConn) readBatchLen() int { return 1 }
 func (c *basicConn) ecn() bool         { return false }

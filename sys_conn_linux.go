@@ -67,13 +67,14 @@ type linuxConn struct {
 	readFn func(fd uintptr) bool
 }
 
-// txScratch is the Linux socket layer's per-batch write state.
+// txScratch is the Linux socket layer's per-batch write state, for as
+// many datagrams as the batch holds.
 type txScratch struct {
-	hdrs  [txBatchLen]unix.Mmsghdr
-	iovs  [txBatchLen]unix.Iovec
-	oob   [txBatchLen][oobSize]byte
-	first [txBatchLen + 1]uint8 // first datagram of each message; first[nmsg] == batch length
-	gso   [txBatchLen]bool      // message uses UDP_SEGMENT
+	hdrs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	oob   [][oobSize]byte
+	first []uint8 // first datagram of each message; first[nmsg] == batch length
+	gso   []bool  // message uses UDP_SEGMENT
 	name  unix.RawSockaddrInet6
 	nmsg  int
 	pos   int // next message to send
@@ -85,6 +86,14 @@ type txScratch struct {
 	// writeFn is s.write, made once per batch so that a send does not
 	// allocate a closure.
 	writeFn func(fd uintptr) bool
+}
+
+// newTxScratch returns the scratch space of a batch of n datagrams.
+func newTxScratch(n int) txScratch {
+	return txScratch{
+		hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), oob: make([][oobSize]byte, n),
+		first: make([]uint8, n+1), gso: make([]bool, n),
+	}
 }
 
 func newOptimizedConn(u *net.UDPConn, o socketOptions) (sysConn, error) {
@@ -165,6 +174,15 @@ func (c *linuxConn) info() SocketInfo {
 		ReceiveBuffer: c.rcvbuf, SendBuffer: c.sndbuf, BatchIO: c.mmsg,
 		GSO: c.gso && !c.gsoOff.Load(), GRO: c.gro, ECN: c.ecnOn, PacketInfo: c.pktinfo, DontFragment: c.df,
 	}
+}
+
+// payloadLimits: with GRO every read buffer holds 64 KiB, so any UDP
+// payload arrives whole; without it, packetBufferSize bytes. The kernel
+// refuses datagrams larger than the interface's MTU at once (EMSGSIZE),
+// so path MTU discovery may search up to the largest UDP payload: probes
+// above the local MTU cost nothing.
+func (c *linuxConn) payloadLimits() (send, recv int) {
+	return jumboMaxPacketSize, min(c.rxBufferSize(), maxUDPPayloadSize)
 }
 
 func (c *linuxConn) rxBufferSize() int {
@@ -266,6 +284,10 @@ func (c *linuxConn) parseControl(m *rxMessage, oob []byte) {
 	}
 }
 
+// isMsgTooBig reports whether a send failed because the datagram is
+// larger than the interface's MTU.
+func isMsgTooBig(err error) bool { return errors.Is(err, unix.EMSGSIZE) }
+
 func cmsgAlign(n int) int { return (n + unix.SizeofPtr - 1) &^ (unix.SizeofPtr - 1) }
 
 func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
@@ -325,12 +347,12 @@ func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src net
 	s.nmsg, s.pos, s.failed0 = 0, 0, 0
 	for i := from; i < b.n; {
 		j := i + 1
-		if gso {
+		if gso && !b.solo[i] {
 			// A run of equal-size datagrams with the same marking; a
 			// shorter one ends it: the kernel cuts the payload into
 			// gso_size pieces, of which only the last may be shorter.
 			size, total := b.sizes[i], int(b.sizes[i])
-			for j < b.n && j-i < maxGSOSegments && b.ecn[j] == b.ecn[i] && total+int(b.sizes[j]) <= maxGSOBytes {
+			for j < b.n && !b.solo[j] && j-i < maxGSOSegments && b.ecn[j] == b.ecn[i] && total+int(b.sizes[j]) <= maxGSOBytes {
 				if b.sizes[j] > size {
 					break
 				}
@@ -345,7 +367,7 @@ func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src net
 		s.first[k] = uint8(i)
 		s.gso[k] = j-i > 1
 		for p := i; p < j; p++ {
-			s.iovs[p].Base = &b.buf[p*maxPacketBufferSize]
+			s.iovs[p].Base = &b.buf[b.off[p]]
 			s.iovs[p].SetLen(int(b.sizes[p]))
 		}
 		h := &s.hdrs[k].Hdr
@@ -387,22 +409,29 @@ func (c *linuxConn) send(b *txBatch, from int, namelen uint32, to4 bool, src net
 		if s.gso[s.pos] && (s.errno == unix.EIO || s.errno == unix.EINVAL) {
 			// The kernel or the device cannot segment: turn GSO off for
 			// the socket and send the rest one datagram per message. If
-			// the first of them fails the same way, the fault was not
-			// GSO's (a source address gone, say): turn it back on.
+			// the first of them fails the same way, or as too big for
+			// the interface (the kernel refuses segments larger than
+			// its MTU with EINVAL), the fault was not GSO's: turn it
+			// back on.
 			errno, first := s.errno, int(s.first[s.pos])
 			c.gsoOff.Store(true)
 			err := c.send(b, first, namelen, to4, src, true)
-			if s.failed0 == errno {
+			if s.failed0 == errno || s.failed0 == unix.EMSGSIZE {
 				c.gsoOff.Store(false)
 			}
 			return err
 		}
-		if s.gso[s.pos] && s.errno == unix.EMSGSIZE {
-			// The run's first datagram is larger than the path carries
-			// (a path MTU probe, which a run of smaller datagrams may
-			// follow): the kernel refuses the whole run. Send the rest
-			// one datagram per message, so that only the probe is lost.
-			return c.send(b, int(s.first[s.pos]), namelen, to4, src, false)
+		if s.errno == unix.EMSGSIZE {
+			// Larger than the interface's MTU (the don't-fragment bit
+			// is set): the connection learns of it (a path MTU probe).
+			b.tooBig = max(b.tooBig, int(b.sizes[s.first[s.pos]]))
+			if s.gso[s.pos] {
+				// The run's first datagram was the probe, and a run of
+				// smaller datagrams may follow it: the kernel refused
+				// the whole run. Send the rest one datagram per
+				// message, so that only the probe is lost.
+				return c.send(b, int(s.first[s.pos]), namelen, to4, src, false)
+			}
 		}
 		if firstErr == nil {
 			firstErr = s.errno

@@ -82,7 +82,7 @@ func readDatagrams(t *testing.T, u *net.UDPConn, c *linuxConn, want int) (dgrams
 // fillBatch makes a batch of n datagrams of size bytes (the last one
 // short if short is set), each starting with its index.
 func fillBatch(n, size int, short bool, ecn ackhandler.ECNMark) *txBatch {
-	b := getTxBatch()
+	b := getTxBatch(true, 0)
 	for i := 0; i < n; i++ {
 		sz := size
 		if short && i == n-1 {
@@ -92,7 +92,7 @@ func fillBatch(n, size int, short bool, ecn ackhandler.ECNMark) *txBatch {
 		for j := range d {
 			d[j] = byte(i)
 		}
-		b.commit(d, ecn)
+		b.commit(d, ecn, false)
 	}
 	return b
 }

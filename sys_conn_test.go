@@ -24,12 +24,12 @@ func TestBasicConnRoundTrip(t *testing.T) {
 	if s.ecn() || s.readBatchLen() != 1 || s.rxBufferSize() != packetBufferSize {
 		t.Fatal("the portable layer claims a feature")
 	}
-	b := getTxBatch()
+	b := getTxBatch(true, 0)
 	defer putTxBatch(b)
 	for i := 0; i < 3; i++ {
 		d := b.next()[:100+i]
 		d[0] = byte(i)
-		b.commit(d, 0)
+		b.commit(d, 0, false)
 	}
 	dst := ur.LocalAddr().(*net.UDPAddr)
 	if err := s.writeBatch(b, dst, dst.AddrPort(), netip.Addr{}); err != nil {

@@ -350,12 +350,14 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	}
 	c := newConn(t, addr, cfg)
 	tr := cfg.newTracer(c, true, dcid)
-	st, err := newConnState(time.Now(), wire.RoleClient, cfg, connParams{
+	cp := connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
 		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.resetter,
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 		tracer: tr, ecn: t.sock.ecn(),
-	})
+	}
+	cp.maxSendPayload, cp.maxRecvPayload = t.sock.payloadLimits()
+	st, err := newConnState(time.Now(), wire.RoleClient, cfg, cp)
 	if err != nil {
 		tracerDone(tr)
 		return nil, err

@@ -15,15 +15,15 @@ import (
 // connection.
 
 // maxPacketBufferSize is the largest datagram this package sends.
-const maxPacketBufferSize = 1500
+const maxPacketBufferSize = maxUDPPayloadSize
 
-// packetBufferSize is the size of the pooled receive buffers: larger than
-// any datagram a peer may send us (max_udp_payload_size), so that an
-// oversized datagram shows up as too long rather than silently truncated.
+// packetBufferSize is the size of the pooled receive buffers of sockets
+// without GRO, and the max_udp_payload_size they advertise; a larger
+// datagram shows up as too long (truncated) and is dropped.
 const packetBufferSize = 2048
 
 // groBufferSize holds the largest run of datagrams GRO coalesces (64 KiB
-// of UDP payload).
+// of UDP payload), or the largest single datagram.
 const groBufferSize = 1 << 16
 
 // socketBufferSize is the default of Transport.SocketBufferSize.
@@ -119,14 +119,14 @@ func (t *Transport) deliver(m *rxMessage) {
 	d := (*m.buf)[:min(m.n, len(*m.buf))]
 	seg := m.segSize
 	if seg <= 0 || seg >= len(d) {
-		if m.n > maxUDPPayloadSize {
+		if m.n > maxUDPPayloadSize || m.n > len(*m.buf) {
 			t.stats.countDrop(DropTooLarge)
-			return // larger than we allow: drop
+			return // larger than we allow, or truncated: drop
 		}
-		if cap(*m.buf) > packetBufferSize {
+		if cap(*m.buf) > packetBufferSize && len(d) <= packetBufferSize {
 			// A lone datagram in a GRO-sized buffer: copy it out so that
 			// queues hold small buffers, and keep the large one for the
-			// next read.
+			// next read. A larger one keeps its buffer.
 			bp := getPacketBuffer()
 			n := copy(*bp, d)
 			if !t.route((*bp)[:n], bp, 0, m) {
@@ -162,7 +162,7 @@ func (t *Transport) deliver(m *rxMessage) {
 		return
 	}
 	for off := 0; off < len(d); off += seg {
-		bp := getPacketBuffer()
+		bp := getRxBuffer(seg)
 		n := copy(*bp, d[off:min(off+seg, len(d))])
 		if !t.route((*bp)[:n], bp, 0, m) {
 			putPacketBuffer(bp)
@@ -201,8 +201,8 @@ func (t *Transport) writeTo(b []byte, addr net.Addr) {
 	if m := t.rxCur; m != nil {
 		src = m.dst
 	}
-	tb := getTxBatch()
-	tb.commit(append(tb.next(), b...), 0)
+	tb := getTxBatch(false, len(b))
+	tb.commit(append(tb.next(), b...), 0, false)
 	ap, _ := addrPortOf(addr)
 	t.sock.writeBatch(tb, addr, ap, src) // UDP send errors are transient; loss recovery copes
 	putTxBatch(tb)

@@ -113,6 +113,10 @@ type SentPacketHandler struct {
 	probes     int
 	probeSpace Space
 	deadline   time.Time
+	// timerDue: packets were sent since deadline was computed, at
+	// timerNow (setTimerLater).
+	timerDue bool
+	timerNow time.Time
 
 	handshakeConfirmed   bool
 	peerValidated        bool // set explicitly
@@ -326,7 +330,7 @@ func (h *SentPacketHandler) OnPacketSent(now time.Time, space Space, p SentPacke
 		}
 	}
 	h.cc.OnPacketSent(now, int64(p.PacketNumber), p.Size, h.bytesInFlight)
-	h.setTimer(now)
+	h.setTimerLater(now)
 }
 
 // OnAckReceived processes an ACK frame received in space (RFC 9002,

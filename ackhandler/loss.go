@@ -128,6 +128,20 @@ func (h *SentPacketHandler) declareLost(space Space, s *spaceState, e *sentEntry
 	h.reportFrames(space, s, e.Frames, false)
 }
 
+// Abandon forgets packet pn of space, if outstanding, as never sent: the
+// network stack refused it. It no longer counts in flight, and its frames
+// are reported lost, as for a packet abandoned when its space is dropped.
+func (h *SentPacketHandler) Abandon(now time.Time, space Space, pn wire.PacketNumber) {
+	s := &h.spaces[space]
+	if s.packets.n == 0 || pn < s.packets.headPN || pn > s.lastSent {
+		return
+	}
+	if e := s.packets.at(pn); e.state == sentOutstanding {
+		h.declareLost(space, s, e, false)
+		h.setTimer(now)
+	}
+}
+
 func (h *SentPacketHandler) resetCongestionEvent() {
 	ev := &h.ev().cong
 	ev.Lost = ev.Lost[:0]
@@ -249,8 +263,25 @@ func (h *SentPacketHandler) ptoTimeAndSpace(now time.Time) (t time.Time, space S
 	return t, space, false
 }
 
+// setTimerLater is setTimer for a packet sent: the deadline is computed
+// when it is next looked at, once for a burst of packets rather than for
+// each (profiles: the PTO computation per packet sent).
+func (h *SentPacketHandler) setTimerLater(now time.Time) {
+	h.timerDue, h.timerNow = true, now
+}
+
+// currentDeadline returns the deadline, computing it if setTimerLater
+// was called since.
+func (h *SentPacketHandler) currentDeadline() time.Time {
+	if h.timerDue {
+		h.setTimer(h.timerNow)
+	}
+	return h.deadline
+}
+
 // setTimer is SetLossDetectionTimer of RFC 9002, Appendix A.8.
 func (h *SentPacketHandler) setTimer(now time.Time) {
+	h.timerDue = false
 	if t, _ := h.lossTimeAndSpace(); !t.IsZero() {
 		// "Time threshold loss detection."
 		h.deadline = t
@@ -273,7 +304,7 @@ func (h *SentPacketHandler) setTimer(now time.Time) {
 // called: the earliest time threshold loss time, else the probe timeout,
 // or the zero time when no timer is armed. It may lie in the past: "Timers
 // set in the past fire immediately" (RFC 9002, Appendix A.8).
-func (h *SentPacketHandler) LossDetectionDeadline() time.Time { return h.deadline }
+func (h *SentPacketHandler) LossDetectionDeadline() time.Time { return h.currentDeadline() }
 
 // OnLossDetectionTimeout handles the expiry of the loss detection timer
 // (RFC 9002, Appendix A.9); it does nothing if the deadline has not
@@ -286,7 +317,7 @@ func (h *SentPacketHandler) LossDetectionDeadline() time.Time { return h.deadlin
 // or, for the client's anti-deadlock probe, one Handshake packet or one
 // Initial packet in a datagram of at least 1200 bytes.
 func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
-	if h.deadline.IsZero() || now.Before(h.deadline) {
+	if d := h.currentDeadline(); d.IsZero() || now.Before(d) {
 		return
 	}
 	if t, sp := h.lossTimeAndSpace(); !t.IsZero() {

@@ -68,6 +68,7 @@ func NewCubic(c ControllerConfig) Controller {
 // segment formulas are scaled by max_datagram_size.
 type cubicController struct {
 	rtt         *RTTStats
+	rate        renoRateCache
 	mds         int
 	initPackets int
 
@@ -369,7 +370,7 @@ func (c *cubicController) SetMaxDatagramSize(n int) {
 
 func (c *cubicController) CongestionWindow() int { return c.cwnd }
 
-func (c *cubicController) PacingRate() uint64 { return renoPacingRate(c.cwnd, c.rtt.Smoothed()) }
+func (c *cubicController) PacingRate() uint64 { return c.rate.get(c.cwnd, c.rtt.Smoothed()) }
 
 func (c *cubicController) State() State {
 	return renoState("cubic", c.cwnd < c.ssthresh, c.inRecovery, c.appLimited)

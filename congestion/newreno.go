@@ -44,6 +44,24 @@ func renoFillDefaults(c ControllerConfig) ControllerConfig {
 
 // renoPacingRate returns N * cwnd / smoothed_rtt in bytes per second
 // (RFC 9002, Section 7.7), saturating instead of overflowing.
+// renoRateCache remembers renoPacingRate's last result: the connection
+// asks for the rate several times per packet, and the 128-bit division
+// showed in profiles; the window and the RTT change far less often.
+type renoRateCache struct {
+	cwnd int
+	srtt time.Duration
+	rate uint64
+	ok   bool
+}
+
+// get returns renoPacingRate(cwnd, srtt).
+func (r *renoRateCache) get(cwnd int, srtt time.Duration) uint64 {
+	if !r.ok || r.cwnd != cwnd || r.srtt != srtt {
+		r.cwnd, r.srtt, r.rate, r.ok = cwnd, srtt, renoPacingRate(cwnd, srtt), true
+	}
+	return r.rate
+}
+
 func renoPacingRate(cwnd int, srtt time.Duration) uint64 {
 	if cwnd <= 0 {
 		return 0
@@ -93,6 +111,7 @@ func NewNewReno(c ControllerConfig) Controller {
 // renoController is NewReno, RFC 9002, Appendix B.
 type renoController struct {
 	rtt         *RTTStats
+	rate        renoRateCache
 	mds         int // max_datagram_size
 	initPackets int
 
@@ -215,7 +234,7 @@ func (r *renoController) SetMaxDatagramSize(n int) {
 
 func (r *renoController) CongestionWindow() int { return r.cwnd }
 
-func (r *renoController) PacingRate() uint64 { return renoPacingRate(r.cwnd, r.rtt.Smoothed()) }
+func (r *renoController) PacingRate() uint64 { return r.rate.get(r.cwnd, r.rtt.Smoothed()) }
 
 func (r *renoController) State() State {
 	return renoState("newreno", r.cwnd < r.ssthresh, r.inRecovery, r.appLimited)

@@ -82,7 +82,10 @@ func TestDirTracerLoopback(t *testing.T) {
 	sudp, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	cudp, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	srv, cli := &quic.Transport{Conn: sudp}, &quic.Transport{Conn: cudp}
-	l, err := srv.Listen(stls, &quic.Config{Tracer: qlog.DirTracer(dir)})
+	// Packets of an Ethernet path: loopback would carry 64 KB ones, and
+	// 1 MB would be too few packets for a key update every 100.
+	const maxPacket = 1452
+	l, err := srv.Listen(stls, &quic.Config{Tracer: qlog.DirTracer(dir), MaxPacketSize: maxPacket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +109,7 @@ func TestDirTracerLoopback(t *testing.T) {
 		// traced before the client closes the connection.
 		<-s.Context().Done()
 	}()
-	c, err := cli.Dial(ctx, l.Addr(), ctls, &quic.Config{Tracer: qlog.DirTracer(dir), KeyUpdateInterval: 100})
+	c, err := cli.Dial(ctx, l.Addr(), ctls, &quic.Config{Tracer: qlog.DirTracer(dir), KeyUpdateInterval: 100, MaxPacketSize: maxPacket})
 	if err != nil {
 		t.Fatal(err)
 	}
