@@ -145,13 +145,16 @@ func (m *streamsMap) addStream(s *stream) {
 }
 
 // releaseIdle drops the map of a quiet connection that has no stream: a
-// map keeps its storage when emptied.
+// map keeps its storage when emptied. It drops the copy of the sendable
+// queue too, which holds the streams it was last made of, finished ones
+// with their buffers among them (connection goroutine).
 func (m *streamsMap) releaseIdle() {
 	m.mu.Lock()
 	if len(m.streams) == 0 {
 		m.streams = nil
 	}
 	m.mu.Unlock()
+	m.sendableCopy = nil
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -400,6 +403,9 @@ func (m *streamsMap) markSendable(s *stream) {
 func (m *streamsMap) pushSendable(s *stream) {
 	if len(m.sendable) == cap(m.sendable) && len(m.sendable) <= cap(m.sendableBuf)/2 {
 		n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
+		// The slots the queue moved away from would keep their
+		// streams, finished or not, until overwritten.
+		clear(m.sendableBuf[n:cap(m.sendableBuf)])
 		m.sendable = m.sendableBuf[:n]
 	}
 	m.sendable = append(m.sendable, s)
