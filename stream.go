@@ -189,6 +189,7 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	if s.hasRecv {
 		if s.readConsumed > 0 {
 			s.recvFC.OnConsumed(now, s.readConsumed)
+			s.m.readPending.Add(-int64(s.readConsumed))
 			s.readConsumed = 0
 		}
 		if s.abandonDue {
@@ -417,7 +418,9 @@ func (s *stream) passOn(waiters int, ch chan struct{}) {
 // The goroutine is woken only when the read emptied the buffer (the peer
 // may be waiting for credit: nothing more arrives to wake it otherwise),
 // a large part of the window was read since the credit was last counted,
-// or the end was reached; meanwhile it counts the credit whenever it runs
+// what was read since makes a MAX_STREAM_DATA or MAX_DATA due (the peer
+// may wait for it while the application waits for something else), or
+// the end was reached; meanwhile it counts the credit whenever it runs
 // (profiles: a wakeup per 8 KB read cost more than the read).
 func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	s.mu.Lock()
@@ -428,7 +431,11 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	n, err := s.tryRead(p)
 	deadline := s.readDeadline
 	reachedEOF := s.eofRead && !wasEOF
-	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4)
+	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
+		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
+	if n > 0 && s.m.addRead(n) {
+		wake = true
+	}
 	if n == 0 && err == nil && len(p) > 0 {
 		s.readWaiters++
 	} else {
