@@ -57,6 +57,8 @@ type streamsMap struct {
 	// and readWakeAt how many of them make a MAX_DATA due, as that
 	// goroutine last published it (publishReadWakeAt): a read that
 	// reaches it wakes the goroutine (stream.readNow).
+	// readPending may be below zero for a moment: the goroutine can take
+	// a stream's readConsumed before the reader counted it here.
 	readPending atomic.Int64
 	readWakeAt  atomic.Int64
 	// Storage reused so that steady sending allocates nothing: the
@@ -459,11 +461,11 @@ func (m *streamsMap) processAttention(now time.Time) {
 	m.attentionSpare = list[:0]
 }
 
-// addRead counts n bytes an application read (s.mu of their stream held)
-// and reports whether the connection goroutine must learn of them now
-// for a MAX_DATA to go out: otherwise a reader that stops halfway
-// through one stream to wait for another could leave the peer waiting
-// for the credit its reads freed.
+// addRead counts n bytes an application read, once their stream is
+// queued for attention, and reports whether the connection goroutine
+// must learn of them now for a MAX_DATA to go out: otherwise a reader
+// that stops halfway through one stream to wait for another could leave
+// the peer waiting for the credit its reads freed.
 func (m *streamsMap) addRead(n int) bool {
 	return m.readPending.Add(int64(n)) >= m.readWakeAt.Load()
 }

@@ -433,9 +433,6 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	reachedEOF := s.eofRead && !wasEOF
 	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
 		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
-	if n > 0 && s.m.addRead(n) {
-		wake = true
-	}
 	if n == 0 && err == nil && len(p) > 0 {
 		s.readWaiters++
 	} else {
@@ -444,6 +441,11 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	s.mu.Unlock()
 	if n > 0 || reachedEOF {
 		s.m.noteAttention(s, wake)
+	}
+	// Counted once the stream is queued: a connection goroutine that
+	// finds the count at its mark finds the stream to take it from.
+	if n > 0 && s.m.addRead(n) && !wake {
+		s.m.wake()
 	}
 	return n, err, deadline
 }
