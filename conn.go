@@ -306,6 +306,9 @@ func (c *Conn) publish() {
 	c.mu.Lock()
 	c.snapshot.stats = st.stats()
 	c.mu.Unlock()
+	if st.closeState == stateActive && st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate()) {
+		c.wake() // reads to count (pollTransmit does): go round again
+	}
 	c.syncResetTokens()
 	c.checkDrained()
 	if st.events.closed {

@@ -32,7 +32,14 @@ func (c *connState) idleReleaseDeadline() time.Time {
 	if c.idleReleased || c.closeState != stateActive || !c.handshakeConfirmed || c.oneRTT == nil || c.lastActivity.IsZero() {
 		return time.Time{}
 	}
-	return c.lastActivity.Add(max(idleReleaseDelay, 3*c.rtt.PTO(true)))
+	d := c.lastActivity.Add(max(idleReleaseDelay, 3*c.rtt.PTO(true)))
+	// The 1-RTT keys are released only once the previous read keys of
+	// a key update are gone (RFC 9001, Section 6.5: kept for three PTOs,
+	// as they were when the update came): not before.
+	if k := c.oneRTT.NextDeadline(); k.After(d) {
+		d = k
+	}
+	return d
 }
 
 // releaseIdle releases what the connection can make again on its next

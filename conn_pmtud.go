@@ -281,7 +281,9 @@ func (c *connState) handleSendTooBig(now time.Time, size int) {
 	if d.probeInFlight && size == d.probeSize {
 		d.probeInFlight, d.failures, d.probeSize = false, 0, 0
 		// It never left: it must not hold the congestion window until
-		// declared lost.
+		// declared lost. Abandoned, it is neither acknowledged nor lost:
+		// the controller's wrapper forgets it here.
+		c.ccw.take(int64(d.probePN))
 		c.sent.Abandon(now, ackhandler.SpaceApplication, d.probePN)
 	}
 }

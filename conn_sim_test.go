@@ -278,7 +278,7 @@ func simWrite(s *stream, p []byte) int {
 
 // simRead reads what is available from s without blocking.
 func simRead(s *stream, p []byte) (int, error) {
-	n, err, _ := s.readNow(p)
+	n, err, _ := s.readNow(p, false)
 	return n, err
 }
 

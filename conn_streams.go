@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,15 @@ type streamsMap struct {
 	// openBlocked is set when an opener found the peer's stream limit
 	// reached (blockedBidi or blockedUni), for the same purpose.
 	openBlocked atomic.Bool
+	// readPending counts the bytes applications read on all streams that
+	// the connection goroutine has not counted yet (their readConsumed),
+	// and readWakeAt how many of them make a MAX_DATA due, as that
+	// goroutine last published it (publishReadWakeAt): a read that
+	// reaches it wakes the goroutine (stream.readNow).
+	// readPending may be below zero for a moment: the goroutine can take
+	// a stream's readConsumed before the reader counted it here.
+	readPending atomic.Int64
+	readWakeAt  atomic.Int64
 	// Storage reused so that steady sending allocates nothing: the
 	// attention list processAttention handled last time.
 	attentionSpare []*stream
@@ -145,13 +155,16 @@ func (m *streamsMap) addStream(s *stream) {
 }
 
 // releaseIdle drops the map of a quiet connection that has no stream: a
-// map keeps its storage when emptied.
+// map keeps its storage when emptied. It drops the copy of the sendable
+// queue too, which holds the streams it was last made of, finished ones
+// with their buffers among them (connection goroutine).
 func (m *streamsMap) releaseIdle() {
 	m.mu.Lock()
 	if len(m.streams) == 0 {
 		m.streams = nil
 	}
 	m.mu.Unlock()
+	m.sendableCopy = nil
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -400,6 +413,9 @@ func (m *streamsMap) markSendable(s *stream) {
 func (m *streamsMap) pushSendable(s *stream) {
 	if len(m.sendable) == cap(m.sendable) && len(m.sendable) <= cap(m.sendableBuf)/2 {
 		n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
+		// The slots the queue moved away from would keep their
+		// streams, finished or not, until overwritten.
+		clear(m.sendableBuf[n:cap(m.sendableBuf)])
 		m.sendable = m.sendableBuf[:n]
 	}
 	m.sendable = append(m.sendable, s)
@@ -443,6 +459,28 @@ func (m *streamsMap) processAttention(now time.Time) {
 	// Only this goroutine swaps the lists, so list is no longer shared.
 	clear(list)
 	m.attentionSpare = list[:0]
+}
+
+// addRead counts n bytes an application read, once their stream is
+// queued for attention, and reports whether the connection goroutine
+// must learn of them now for a MAX_DATA to go out: otherwise a reader
+// that stops halfway through one stream to wait for another could leave
+// the peer waiting for the credit its reads freed.
+func (m *streamsMap) addRead(n int) bool {
+	return m.readPending.Add(int64(n)) >= m.readWakeAt.Load()
+}
+
+// publishReadWakeAt tells readers after how many more bytes read the
+// connection's MAX_DATA is due (flowcontrol.ReceiveWindow's
+// ConsumedBeforeUpdate), and reports whether the reads not yet counted
+// reach it already: a reader may have compared them with the value
+// before, and the connection goroutine must then look at them again.
+// Connection goroutine only.
+func (m *streamsMap) publishReadWakeAt(n uint64) bool {
+	at := int64(min(n, math.MaxInt64))
+	m.readWakeAt.Store(at)
+	p := m.readPending.Load()
+	return p > 0 && p >= at
 }
 
 // hasDataToSend reports whether some stream has STREAM frames to send.

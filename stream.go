@@ -51,7 +51,7 @@ type stream struct {
 	eofRead       bool
 	readConsumed  uint64 // read by the application, not yet given back
 	readCh        chan struct{}
-	readWaiting   bool // the reader found nothing and waits on readCh
+	readWaiters   int // readers that found nothing and wait on readCh (see passOn)
 	readDeadline  time.Time
 	recv0RTT      bool // some of the data arrived in 0-RTT packets
 
@@ -69,7 +69,7 @@ type stream struct {
 	resetCode     uint64
 	writeErr      error
 	writeCh       chan struct{}
-	writeWaiting  bool // the writer found the buffer full and waits on writeCh
+	writeWaiters  int // writers that found the buffer full and wait on writeCh
 	writeDeadline time.Time
 }
 
@@ -137,8 +137,7 @@ func (s *stream) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
 	}
 	// A channel operation per packet showed in profiles: only a waiting
 	// reader needs one.
-	if s.readWaiting {
-		s.readWaiting = false
+	if s.readWaiters > 0 {
 		notify(s.readCh)
 	}
 	return nil
@@ -190,6 +189,7 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	if s.hasRecv {
 		if s.readConsumed > 0 {
 			s.recvFC.OnConsumed(now, s.readConsumed)
+			s.m.readPending.Add(-int64(s.readConsumed))
 			s.readConsumed = 0
 		}
 		if s.abandonDue {
@@ -317,8 +317,7 @@ func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) bool {
 		if s.finQueued && s.send.allAcked() {
 			s.finAcked = true
 		}
-		if s.writeWaiting {
-			s.writeWaiting = false
+		if s.writeWaiters > 0 {
 			notify(s.writeCh)
 		}
 	case f.Type == wire.FrameTypeResetStream:
@@ -379,8 +378,9 @@ func (s *stream) closeWithConnError(err error) {
 // --- Application side ---
 
 func (s *stream) read(p []byte) (int, error) {
+	waited := false
 	for {
-		n, err, deadline := s.readNow(p)
+		n, err, deadline := s.readNow(p, waited)
 		if n > 0 || err != nil {
 			return n, err
 		}
@@ -388,8 +388,24 @@ func (s *stream) read(p []byte) (int, error) {
 			return 0, nil
 		}
 		if err := waitFor(s.readCh, deadline); err != nil {
+			s.mu.Lock()
+			s.readWaiters--
+			s.passOn(s.readWaiters, s.readCh)
+			s.mu.Unlock()
 			return 0, err
 		}
+		waited = true
+	}
+}
+
+// passOn signals ch for the next of waiters goroutines that wait on it,
+// when one that waited (or never did) returns. Several may wait
+// (concurrent Reads or Writes) and the channel holds one signal: the one
+// that woke the returning goroutine, a deadline changed, an error or data
+// left may be for the others too. s.mu held.
+func (s *stream) passOn(waiters int, ch chan struct{}) {
+	if waiters > 0 {
+		notify(ch)
 	}
 }
 
@@ -402,21 +418,34 @@ func (s *stream) read(p []byte) (int, error) {
 // The goroutine is woken only when the read emptied the buffer (the peer
 // may be waiting for credit: nothing more arrives to wake it otherwise),
 // a large part of the window was read since the credit was last counted,
-// or the end was reached; meanwhile it counts the credit whenever it runs
+// what was read since makes a MAX_STREAM_DATA or MAX_DATA due (the peer
+// may wait for it while the application waits for something else), or
+// the end was reached; meanwhile it counts the credit whenever it runs
 // (profiles: a wakeup per 8 KB read cost more than the read).
-func (s *stream) readNow(p []byte) (int, error, time.Time) {
+func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	s.mu.Lock()
+	if waited {
+		s.readWaiters--
+	}
 	wasEOF := s.eofRead
 	n, err := s.tryRead(p)
 	deadline := s.readDeadline
 	reachedEOF := s.eofRead && !wasEOF
-	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4)
+	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
+		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
-		s.readWaiting = true
+		s.readWaiters++
+	} else {
+		s.passOn(s.readWaiters, s.readCh)
 	}
 	s.mu.Unlock()
 	if n > 0 || reachedEOF {
 		s.m.noteAttention(s, wake)
+	}
+	// Counted once the stream is queued: a connection goroutine that
+	// finds the count at its mark finds the stream to take it from.
+	if n > 0 && s.m.addRead(n) && !wake {
+		s.m.wake()
 	}
 	return n, err, deadline
 }
@@ -445,8 +474,12 @@ func (s *stream) tryRead(p []byte) (int, error) {
 
 func (s *stream) write(p []byte) (int, error) {
 	written := 0
+	waited := false
 	for {
 		s.mu.Lock()
+		if waited {
+			s.writeWaiters--
+		}
 		var err error
 		switch {
 		case s.writeErr != nil:
@@ -464,7 +497,11 @@ func (s *stream) write(p []byte) (int, error) {
 		if err == nil {
 			n = s.send.write(p[written:])
 			written += n
-			s.writeWaiting = written < len(p)
+		}
+		if err == nil && written < len(p) {
+			s.writeWaiters++
+		} else {
+			s.passOn(s.writeWaiters, s.writeCh)
 		}
 		deadline := s.writeDeadline
 		s.mu.Unlock()
@@ -475,8 +512,13 @@ func (s *stream) write(p []byte) (int, error) {
 			return written, err
 		}
 		if err := waitFor(s.writeCh, deadline); err != nil {
+			s.mu.Lock()
+			s.writeWaiters--
+			s.passOn(s.writeWaiters, s.writeCh)
+			s.mu.Unlock()
 			return written, err
 		}
+		waited = true
 	}
 }
 

@@ -131,6 +131,21 @@ func (w *ReceiveWindow) ShouldSendUpdate() bool {
 	return w.updateDue() || w.limit > w.advertised
 }
 
+// ConsumedBeforeUpdate returns how many more bytes the application must
+// consume for the half-window rule of ShouldSendUpdate to call for an
+// update: 0 if it does already, the largest uint64 if it never will (the
+// limit is at its maximum). It lets whoever counts consumption elsewhere
+// tell when to report it.
+func (w *ReceiveWindow) ConsumedBeforeUpdate() uint64 {
+	if w.limit >= wire.MaxVarint {
+		return ^uint64(0)
+	}
+	if w.limit-w.consumed < w.window/2 {
+		return 0
+	}
+	return w.limit - w.consumed - w.window/2 + 1
+}
+
 // updateDue reports whether the half-window rule calls for a larger limit.
 // consumed ≤ received ≤ limit, so limit-consumed does not wrap.
 func (w *ReceiveWindow) updateDue() bool {

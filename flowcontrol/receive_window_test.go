@@ -92,6 +92,38 @@ func TestReceiveWindowUpdateAtHalfWindow(t *testing.T) {
 	}
 }
 
+// ConsumedBeforeUpdate tells exactly how much more consumption makes an
+// update due.
+func TestReceiveWindowConsumedBeforeUpdate(t *testing.T) {
+	for _, consumed := range []uint64{0, 1, 499, 500, 501, 900, 1000} {
+		w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000, MaxWindow: 1000})
+		wantCode(t, w.OnReceived(1000), wire.NoError)
+		w.OnConsumed(at(0), consumed)
+		n := w.ConsumedBeforeUpdate()
+		if n == 0 {
+			if !w.ShouldSendUpdate() {
+				t.Fatalf("consumed %d: ConsumedBeforeUpdate 0, no update due", consumed)
+			}
+			continue
+		}
+		w.OnConsumed(at(0), n-1)
+		if w.ShouldSendUpdate() {
+			t.Fatalf("consumed %d: update due before ConsumedBeforeUpdate (%d) more", consumed, n)
+		}
+		w.OnConsumed(at(0), 1)
+		if !w.ShouldSendUpdate() {
+			t.Fatalf("consumed %d: no update due after ConsumedBeforeUpdate (%d) more", consumed, n)
+		}
+	}
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000, MaxWindow: 1000})
+	wantCode(t, w.OnReceived(1000), wire.NoError)
+	w.OnConsumed(at(0), 600)
+	w.NextLimit(at(0), 0)
+	if n := w.ConsumedBeforeUpdate(); n != 1600-500-600+1 {
+		t.Fatalf("after an update: ConsumedBeforeUpdate %d, want 501", n)
+	}
+}
+
 func TestReceiveWindowConsumedNeverExceedsReceived(t *testing.T) {
 	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000})
 	wantCode(t, w.OnReceived(100), wire.NoError)

@@ -222,6 +222,17 @@ func (s *StreamReceiver) Abandon(now time.Time) {
 // IsAbandoned reports whether Abandon was called.
 func (s *StreamReceiver) IsAbandoned() bool { return s.abandoned }
 
+// ConsumedBeforeUpdate returns how many more bytes the application must
+// consume for a MAX_STREAM_DATA frame to be due (see
+// ReceiveWindow.ConsumedBeforeUpdate); the largest uint64 once none will
+// be.
+func (s *StreamReceiver) ConsumedBeforeUpdate() uint64 {
+	if s.finalKnown || s.abandoned {
+		return ^uint64(0)
+	}
+	return s.win.ConsumedBeforeUpdate()
+}
+
 // ShouldSendUpdate reports whether a MAX_STREAM_DATA frame should be sent
 // (see ReceiveWindow.ShouldSendUpdate). It is false once the final size is
 // known or the stream was abandoned: the peer can send no more than the
