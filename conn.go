@@ -309,6 +309,9 @@ func (c *Conn) publish() {
 	if st.closeState == stateActive && st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate()) {
 		c.wake() // reads to count (pollTransmit does): go round again
 	}
+	if st.closeState == stateActive && st.streams.publishStarved(st.connRecv.Starved() && st.connRecv.Window() < st.connRecv.MaxWindow()) {
+		c.wake() // a reader waits on a starved window: grow it (pollTransmit does)
+	}
 	c.syncResetTokens()
 	c.checkDrained()
 	if st.events.closed {

@@ -19,6 +19,21 @@ func (c *connState) controlFramesPending() bool {
 	return c.streams.controlFramesPending() || c.connIDFramesPending()
 }
 
+// growWindowForReaders grows the connection's receive window while it is
+// starved and an application goroutine waits in a Read: the half-window
+// rule grants credit only as data is consumed, and an application that
+// reads streams one after another (the responses of several requests,
+// say) leaves the other streams' data unread while it waits for the rest
+// of one that the peer cannot send, a deadlock. RFC 9000, Section 4.2:
+// "A receiver can use an autotuning mechanism to tune the frequency and
+// amount of advertised additional credit"; MaxConnectionReceiveWindow
+// still bounds what is buffered.
+func (c *connState) growWindowForReaders() {
+	if c.streams.waitingReaders.Load() > 0 {
+		c.connRecv.GrowForWaitingReader()
+	}
+}
+
 // appendControlFrames appends the connection's and streams' flow-control
 // and stream-control frames that fit before end.
 func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte {

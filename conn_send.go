@@ -44,6 +44,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		return c.appendClosePackets(now, buf[:0])
 	}
 	c.streams.processAttention(now)
+	c.growWindowForReaders()
 	if b, ok := c.pollPathProbe(now, buf); ok {
 		return b
 	}

@@ -61,6 +61,15 @@ type streamsMap struct {
 	// a stream's readConsumed before the reader counted it here.
 	readPending atomic.Int64
 	readWakeAt  atomic.Int64
+	// waitingReaders counts the application goroutines blocked in a Read,
+	// and connStarved is set by the connection goroutine while the
+	// connection's receive window is starved (flowcontrol: Starved): a
+	// reader that starts waiting then wakes the goroutine, which grows the
+	// window (connState.growWindowForReaders). Each side writes its own
+	// and reads the other's, so at least one sees both (sequentially
+	// consistent atomics).
+	waitingReaders atomic.Int64
+	connStarved    atomic.Bool
 	// Storage reused so that steady sending allocates nothing: the
 	// attention list processAttention handled last time.
 	attentionSpare []*stream
@@ -481,6 +490,22 @@ func (m *streamsMap) publishReadWakeAt(n uint64) bool {
 	m.readWakeAt.Store(at)
 	p := m.readPending.Load()
 	return p > 0 && p >= at
+}
+
+// publishStarved tells readers whether the connection's receive window is
+// starved, and reports whether a reader waits meanwhile, so that the
+// window should grow now.
+func (m *streamsMap) publishStarved(starved bool) bool {
+	m.connStarved.Store(starved)
+	return starved && m.waitingReaders.Load() > 0
+}
+
+// readerWaits counts a Read that starts to wait (+1) or stops (-1), and
+// reports on +1 whether the connection's window is starved, so that the
+// connection goroutine must run to grow it.
+func (m *streamsMap) readerWaits(d int64) bool {
+	m.waitingReaders.Add(d)
+	return d > 0 && m.connStarved.Load()
 }
 
 // hasDataToSend reports whether some stream has STREAM frames to send.

@@ -382,16 +382,26 @@ func (s *stream) read(p []byte) (int, error) {
 	for {
 		n, err, deadline := s.readNow(p, waited)
 		if n > 0 || err != nil {
+			if waited {
+				s.m.readerWaits(-1)
+			}
 			return n, err
 		}
 		if len(p) == 0 {
 			return 0, nil
+		}
+		// A reader that waits while the connection's window is starved
+		// by data nobody reads yet may wait forever: the connection
+		// goroutine grows the window (connState.growWindowForReaders).
+		if !waited && s.m.readerWaits(1) {
+			s.m.wake()
 		}
 		if err := waitFor(s.readCh, deadline); err != nil {
 			s.mu.Lock()
 			s.readWaiters--
 			s.passOn(s.readWaiters, s.readCh)
 			s.mu.Unlock()
+			s.m.readerWaits(-1)
 			return 0, err
 		}
 		waited = true

@@ -117,3 +117,53 @@ func TestSynctestPartialReadFreesStreamCredit(t *testing.T) {
 		}
 	})
 }
+
+// Responses read one after another: the peer sends eight 100 KB
+// responses at once, more than the connection's default window (768
+// KiB), and the application reads them in order. The data of the later
+// responses holds the window while the application waits for the end of
+// the first, which the peer cannot send: with credit granted only as
+// data is consumed (the half-window rule) this stalled for good. The
+// connection grows its window while a reader waits on a starved window.
+func TestSynctestSequentialReadsOfConcurrentResponses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, size = 8, 100 << 10
+		p := newAPIPair(t, &Config{MaxIdleTimeout: time.Hour}, &Config{MaxIdleTimeout: time.Hour})
+		go func() {
+			for range n {
+				s, err := p.server.AcceptStream(context.Background())
+				if err != nil {
+					return
+				}
+				go func() {
+					io.ReadAll(s)
+					s.Write(make([]byte, size))
+					s.CloseWrite()
+				}()
+			}
+		}()
+		var streams []*Stream
+		for range n {
+			s, err := p.client.OpenStreamSync(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Write([]byte("GET"))
+			s.CloseWrite()
+			streams = append(streams, s)
+		}
+		time.Sleep(time.Second) // all responses sent as far as the window allows
+		start := time.Now()
+		for i, s := range streams {
+			s.SetReadDeadline(time.Now().Add(time.Minute))
+			b, err := io.ReadAll(s)
+			if err != nil || len(b) != size {
+				t.Fatalf("response %d: %d bytes, %v (after %v)", i, len(b), err, time.Since(start))
+			}
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("the responses took %v", d)
+		}
+		t.Logf("connection window now %d", p.client.state.connRecv.Window())
+	})
+}

@@ -224,6 +224,36 @@ func (w *ReceiveWindow) OnBlockedReceived(limit uint64) {
 	}
 }
 
+// Starved reports whether the peer has (nearly) used up its credit while
+// more than half the window sits received but not consumed, so that the
+// half-window rule of ShouldSendUpdate will not grant more until the
+// application reads that data: the peer can send at most an eighth of the
+// window more. A connection window in this state deadlocks an
+// application that waits for a stream whose data the peer cannot send
+// while it leaves other streams' data unread (see GrowForWaitingReader).
+func (w *ReceiveWindow) Starved() bool {
+	return w.limit < wire.MaxVarint && w.limit-w.received < w.window/8 && !w.updateDue()
+}
+
+// GrowForWaitingReader doubles the window, up to MaxWindow, and raises the
+// limit to consumed + window, when the window is starved (see Starved)
+// while the application waits for data: the credit it would free by
+// reading is held by data it does not read yet, such as the responses of
+// other requests that it reads one after another. It reports whether the
+// limit grew; ShouldSendUpdate then asks for the new limit to be sent.
+// Buffered data stays bounded by MaxWindow; an application that leaves
+// more than that unread while it waits for more still blocks.
+func (w *ReceiveWindow) GrowForWaitingReader() bool {
+	if !w.Starved() || w.window >= w.maxWindow {
+		return false
+	}
+	w.window = min(2*w.window, w.maxWindow)
+	limit := max(w.limit, min(w.consumed+w.window, wire.MaxVarint))
+	grew := limit > w.limit
+	w.limit = limit
+	return grew
+}
+
 // EnsureMinWindow raises the window to at least n, capped at MaxWindow. A
 // connection window is kept at 1.5 times its largest stream window this
 // way, so that one fast stream is not limited by the connection. It takes

@@ -369,3 +369,40 @@ func TestConsumedFastExtremes(t *testing.T) {
 		t.Error("nothing consumed is fast")
 	}
 }
+
+// A window whose peer used its credit while more than half of it sits
+// unread is starved; GrowForWaitingReader doubles it, up to MaxWindow,
+// and grants the new limit at once.
+func TestReceiveWindowGrowForWaitingReader(t *testing.T) {
+	now := time.Unix(0, 0)
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1000, MaxWindow: 2500})
+	if w.Starved() || w.GrowForWaitingReader() {
+		t.Fatal("a fresh window is not starved")
+	}
+	if err := w.OnReceived(950); err != nil {
+		t.Fatal(err)
+	}
+	w.OnConsumed(now, 100) // 850 unread: no half-window update due
+	if w.ShouldSendUpdate() || !w.Starved() {
+		t.Fatalf("update due %v, starved %v; want false, true", w.ShouldSendUpdate(), w.Starved())
+	}
+	if !w.GrowForWaitingReader() || w.Window() != 2000 || w.Limit() != 2100 || !w.ShouldSendUpdate() {
+		t.Fatalf("after growing: window %d, limit %d, update due %v; want 2000, 2100, true", w.Window(), w.Limit(), w.ShouldSendUpdate())
+	}
+	if got := w.NextLimit(now, 0); got != 2100 {
+		t.Fatalf("NextLimit %d, want 2100", got)
+	}
+	w.OnUpdateSent(2100)
+	if w.Starved() || w.GrowForWaitingReader() {
+		t.Fatal("starved right after growing")
+	}
+	// Starved again: the window stops at MaxWindow, then grows no more.
+	w.OnReceived(2100 - 950)
+	if !w.GrowForWaitingReader() || w.Window() != 2500 || w.Limit() != 2600 {
+		t.Fatalf("second growth: window %d, limit %d; want 2500, 2600", w.Window(), w.Limit())
+	}
+	w.OnReceived(2600 - 2100)
+	if !w.Starved() || w.GrowForWaitingReader() || w.Limit() != 2600 {
+		t.Fatalf("at MaxWindow: starved %v, limit %d; want true and no growth", w.Starved(), w.Limit())
+	}
+}
