@@ -39,7 +39,13 @@ type Config struct {
 	// InitialConnectionReceiveWindow is the initial connection-level
 	// window. Default 768 KiB.
 	InitialConnectionReceiveWindow uint64
-	// MaxConnectionReceiveWindow bounds connection-level auto-tuning.
+	// MaxConnectionReceiveWindow bounds connection-level auto-tuning, and
+	// so how much received data the connection buffers. The window grows
+	// when the application reads fast, and also when the peer has used
+	// the window up with data the application has not read yet while an
+	// application goroutine waits in a Read: an application that reads
+	// the streams one after another would otherwise wait forever. One that
+	// leaves more than this unread while it waits for more still blocks.
 	// Default 24 MiB.
 	MaxConnectionReceiveWindow uint64
 
