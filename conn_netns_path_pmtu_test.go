@@ -111,29 +111,39 @@ func pathListenUDPIn(t *testing.T, ns, addr string) *net.UDPConn {
 	return r.c
 }
 
+// netnsEchoPair connects a client in one network namespace to an echo
+// server in another, over a veth pair with the given MTU, and returns
+// the two Transports, the client's connection and the channel the
+// server's connection comes on.
+func netnsEchoPair(t *testing.T, mtu int) (ts, tc *Transport, c *Conn, conns chan *Conn) {
+	t.Helper()
+	nsA, nsB := pathNetnsPair(t, mtu)
+	ctls, stls := testTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	ts = &Transport{Conn: pathListenUDPIn(t, nsA, "10.99.0.1:0")}
+	t.Cleanup(func() { ts.Close() })
+	l, err := ts.Listen(stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns = make(chan *Conn, 1)
+	go pathEchoServer(ctx, l, conns)
+	tc = &Transport{Conn: pathListenUDPIn(t, nsB, "10.99.0.2:0")}
+	t.Cleanup(func() { tc.Close() })
+	c, err = tc.Dial(ctx, ts.Conn.LocalAddr(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, tc, c, conns
+}
+
 // Path MTU discovery over real sockets finds the MTU of a veth link of
 // 1,400 bytes: 1,372 bytes of UDP payload over IPv4. The sockets refuse
 // larger datagrams (don't fragment), which the connection sees as lost
 // probes.
 func TestNetnsPathMTU(t *testing.T) {
-	nsA, nsB := pathNetnsPair(t, 1400)
-	ctls, stls := testTLS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ts := &Transport{Conn: pathListenUDPIn(t, nsA, "10.99.0.1:0")}
-	defer ts.Close()
-	l, err := ts.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan *Conn, 1)
-	go pathEchoServer(ctx, l, conns)
-	tc := &Transport{Conn: pathListenUDPIn(t, nsB, "10.99.0.2:0")}
-	defer tc.Close()
-	c, err := tc.Dial(ctx, ts.Conn.LocalAddr(), ctls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, c, conns := netnsEchoPair(t, 1400)
 	defer c.CloseWithError(0, "")
 	srv := <-conns
 	const want = 1400 - 20 - 8

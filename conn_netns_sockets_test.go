@@ -83,26 +83,9 @@ func TestNetnsWildcardServerTwoAddresses(t *testing.T) {
 // mark their packets ECT(0), read the marks of what they receive, report
 // them in ACK frames, and so validate ECN (RFC 9000, Section 13.4.2).
 func TestNetnsECN(t *testing.T) {
-	nsA, nsB := pathNetnsPair(t, 1500)
-	ctls, stls := testTLS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ts := &Transport{Conn: pathListenUDPIn(t, nsA, "10.99.0.1:0")}
-	defer ts.Close()
-	l, err := ts.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan *Conn, 1)
-	go pathEchoServer(ctx, l, conns)
-	tc := &Transport{Conn: pathListenUDPIn(t, nsB, "10.99.0.2:0")}
-	defer tc.Close()
+	ts, tc, c, conns := netnsEchoPair(t, 1500)
 	if !ts.SocketInfo().ECN || !tc.SocketInfo().ECN {
 		t.Fatalf("sockets without ECN: %+v, %+v", ts.SocketInfo(), tc.SocketInfo())
-	}
-	c, err := tc.Dial(ctx, ts.Conn.LocalAddr(), ctls, nil)
-	if err != nil {
-		t.Fatal(err)
 	}
 	pathEcho(t, c, make([]byte, 256<<10))
 	sc := <-conns
