@@ -3,10 +3,7 @@ package handshake
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/tls"
-	"hash"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -16,8 +13,8 @@ import (
 type suiteParams struct {
 	id uint16
 	// hash is the hash function of the suite's HKDF; traffic secrets are
-	// hash().Size() bytes long.
-	hash func() hash.Hash
+	// hash.size() bytes long.
+	hash kdfHash
 	// keyLen is the length of both the AEAD key and the header protection
 	// key: "the Length provided to HKDF-Expand-Label along with these
 	// labels is determined by the size of keys in the AEAD or header
@@ -41,19 +38,19 @@ func newAESGCM(key []byte) (cipher.AEAD, error) {
 var (
 	suiteAES128GCM = suiteParams{
 		id:      tls.TLS_AES_128_GCM_SHA256,
-		hash:    sha256.New,
+		hash:    kdfSHA256,
 		keyLen:  16,
 		newAEAD: newAESGCM,
 	}
 	suiteAES256GCM = suiteParams{
 		id:      tls.TLS_AES_256_GCM_SHA384,
-		hash:    sha512.New384,
+		hash:    kdfSHA384,
 		keyLen:  32,
 		newAEAD: newAESGCM,
 	}
 	suiteChaCha20Poly1305 = suiteParams{
 		id:      tls.TLS_CHACHA20_POLY1305_SHA256,
-		hash:    sha256.New,
+		hash:    kdfSHA256,
 		keyLen:  chacha20poly1305.KeySize,
 		chacha:  true,
 		newAEAD: chacha20poly1305.New,

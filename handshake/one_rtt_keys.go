@@ -141,13 +141,7 @@ func (k *OneRTTKeys) SetReadSecret(suite uint16, v wire.Version, readSecret []by
 // secret, for rebuilding the keys after Release.
 func (k *OneRTTKeys) keepHPKey(dst *[32]byte, secret []byte) error {
 	s, vp := suiteFor(k.suite), paramsFor(k.version)
-	hp, err := deriveHPKey(s, vp, secret)
-	if err != nil {
-		return err
-	}
-	copy(dst[:], hp)
-	clear(hp)
-	return nil
+	return deriveHPKey(s, vp, secret, dst[:s.keyLen])
 }
 
 // CanOpen reports whether the read keys are installed.

@@ -30,6 +30,10 @@ type protection struct {
 	hp      headerProtector
 }
 
+// maxKeyLen is the longest AEAD or header protection key: 32 bytes for
+// AES-256 and ChaCha20.
+const maxKeyLen = 32
+
 // newProtection derives key, IV and header protection key from secret.
 func newProtection(suite uint16, v wire.Version, secret []byte) (protection, error) {
 	s := suiteFor(suite)
@@ -40,14 +44,15 @@ func newProtection(suite uint16, v wire.Version, secret []byte) (protection, err
 	if vp == nil {
 		return protection{}, ErrUnsupportedVersion
 	}
-	if len(secret) != s.hash().Size() {
+	if len(secret) != s.hash.size() {
 		return protection{}, errSecretLen
 	}
-	hpKey, err := deriveHPKey(s, vp, secret)
-	if err != nil {
+	var hpKey [maxKeyLen]byte
+	defer clear(hpKey[:])
+	if err := deriveHPKey(s, vp, secret, hpKey[:s.keyLen]); err != nil {
 		return protection{}, err
 	}
-	return newProtectionHP(s, vp, secret, hpKey)
+	return newProtectionHP(s, vp, secret, hpKey[:s.keyLen])
 }
 
 // newProtectionHP derives key and IV from secret and takes the header
@@ -65,50 +70,47 @@ func newProtectionHP(s *suiteParams, vp *versionParams, secret, hpKey []byte) (p
 	return p, nil
 }
 
-// deriveKeyIV derives the AEAD key and the IV from a traffic secret: "The
-// current encryption level secret and the label "quic key" are input to
-// the KDF to produce the AEAD key; the label "quic iv" is used to derive
-// the Initialization Vector (IV)" (RFC 9001, Section 5.1; "quicv2 key" and
-// "quicv2 iv" in version 2, RFC 9369, Section 3.3.2).
-func deriveKeyIV(s *suiteParams, vp *versionParams, secret []byte) (key, iv []byte, err error) {
-	if key, err = hkdfExpandLabel(s.hash, secret, vp.keyLabel, s.keyLen); err != nil {
-		return nil, nil, err
+// deriveKeyIV derives the AEAD key (the first s.keyLen bytes of key) and
+// the IV from a traffic secret: "The current encryption level secret and
+// the label "quic key" are input to the KDF to produce the AEAD key; the
+// label "quic iv" is used to derive the Initialization Vector (IV)"
+// (RFC 9001, Section 5.1; "quicv2 key" and "quicv2 iv" in version 2,
+// RFC 9369, Section 3.3.2).
+func deriveKeyIV(s *suiteParams, vp *versionParams, secret []byte, key *[maxKeyLen]byte, iv *[ivLen]byte) error {
+	if err := s.hash.hkdfExpandLabel(key[:s.keyLen], secret, vp.keyLabel); err != nil {
+		return err
 	}
-	if iv, err = hkdfExpandLabel(s.hash, secret, vp.ivLabel, ivLen); err != nil {
-		return nil, nil, err
-	}
-	return key, iv, nil
+	return s.hash.hkdfExpandLabel(iv[:], secret, vp.ivLabel)
 }
 
-// deriveHPKey derives the header protection key from a traffic secret: "The
-// header protection key uses the "quic hp" label" (RFC 9001, Section 5.1;
-// "quicv2 hp" in version 2).
-func deriveHPKey(s *suiteParams, vp *versionParams, secret []byte) ([]byte, error) {
-	return hkdfExpandLabel(s.hash, secret, vp.hpLabel, s.keyLen)
+// deriveHPKey derives the header protection key from a traffic secret into
+// dst, which is s.keyLen bytes long: "The header protection key uses the
+// "quic hp" label" (RFC 9001, Section 5.1; "quicv2 hp" in version 2).
+func deriveHPKey(s *suiteParams, vp *versionParams, secret, dst []byte) error {
+	return s.hash.hkdfExpandLabel(dst, secret, vp.hpLabel)
 }
 
 // setSecret derives the AEAD key and the IV from secret, leaving the header
 // protection key alone.
 func (p *protection) setSecret(secret []byte) error {
-	key, iv, err := deriveKeyIV(p.suite, p.version, secret)
+	var key [maxKeyLen]byte
+	defer clear(key[:])
+	if err := deriveKeyIV(p.suite, p.version, secret, &key, &p.iv); err != nil {
+		return err
+	}
+	aead, err := p.suite.newAEAD(key[:p.suite.keyLen])
 	if err != nil {
 		return err
 	}
-	aead, err := p.suite.newAEAD(key)
-	if err != nil {
-		return err
-	}
-	clear(key)
 	p.secret = secret
 	p.aead = aead
-	copy(p.iv[:], iv)
 	return nil
 }
 
 // next returns the protection of the next key phase: a new AEAD key and IV
 // from the next secret, with the same header protection key.
 func (p *protection) next() (protection, error) {
-	secret, err := hkdfExpandLabel(p.suite.hash, p.secret, p.version.kuLabel, p.suite.hash().Size())
+	secret, err := expandLabel(p.suite.hash, p.secret, p.version.kuLabel, p.suite.hash.size())
 	if err != nil {
 		return protection{}, err
 	}

@@ -27,12 +27,14 @@ func TestPacketKeysRFC(t *testing.T) {
 		} {
 			s, vp := suiteFor(c.suite), paramsFor(vs.version)
 			secret := unhex(t, c.secret)
-			key, iv, err := deriveKeyIV(s, vp, secret)
-			if err != nil {
+			var keyBuf [maxKeyLen]byte
+			var ivBuf [ivLen]byte
+			if err := deriveKeyIV(s, vp, secret, &keyBuf, &ivBuf); err != nil {
 				t.Fatal(err)
 			}
-			hp, err := deriveHPKey(s, vp, secret)
-			if err != nil {
+			key, iv := keyBuf[:s.keyLen], ivBuf[:]
+			hp := make([]byte, s.keyLen)
+			if err := deriveHPKey(s, vp, secret, hp); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(key, unhex(t, c.key)) {
