@@ -247,7 +247,12 @@ type connParams struct {
 	// Retry, the Retry's Source Connection ID (RFC 9001, Section 5.2).
 	initialKeyConnID wire.ConnectionID
 	version          wire.Version
-	statelessReset   *handshake.StatelessResetter
+	// initialSeal and initialOpen, if set, are the Initial keys of
+	// version derived from the Initial key connection ID, which a
+	// listener derived to authenticate the client's first Initial.
+	initialSeal    *handshake.Sealer
+	initialOpen    *handshake.Opener
+	statelessReset *handshake.StatelessResetter
 	// retrySrcConnID is set on a server that sent a Retry.
 	retrySrcConnID    wire.ConnectionID
 	hasRetrySrcConnID bool
@@ -340,7 +345,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	if p.initialKeyConnID.Len() > 0 {
 		c.initialKeyConnID = p.initialKeyConnID
 	}
-	c.installInitialKeys()
+	c.installInitialKeys(p.initialSeal, p.initialOpen)
 
 	c.connRecv = flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{
 		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
@@ -429,11 +434,13 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	return tp
 }
 
-// installInitialKeys derives the Initial keys from the client's first
-// Destination Connection ID (RFC 9001, Section 5.2).
-func (c *connState) installInitialKeys() {
-	dcid := c.initialKeyConnID
-	seal, open := handshake.NewInitialKeys(c.version, dcid.Bytes(), c.role == wire.RoleClient)
+// installInitialKeys installs the Initial keys derived from the client's
+// first Destination Connection ID (RFC 9001, Section 5.2): seal and open
+// if they are given, else derived here.
+func (c *connState) installInitialKeys(seal *handshake.Sealer, open *handshake.Opener) {
+	if seal == nil || open == nil {
+		seal, open = handshake.NewInitialKeys(c.version, c.initialKeyConnID.Bytes(), c.role == wire.RoleClient)
+	}
 	sp := &c.spaces[ackhandler.SpaceInitial]
 	sp.seal, sp.open = seal, open
 }

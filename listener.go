@@ -97,7 +97,11 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	if hdr.Type == wire.PacketType0RTT {
 		return l.bufferEarly(time.Now(), hdr.DstConnID, addr, d, bp)
 	}
-	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize || !initialAuthentic(d, hdr, pnOff) {
+	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize {
+		return false
+	}
+	seal, open := authenticInitial(d, hdr, pnOff)
+	if open == nil {
 		return false
 	}
 	if l.handshakes.Load() >= int64(l.t.MaxHandshakes) || len(l.accept) >= acceptQueueLen {
@@ -108,6 +112,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
 		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
 		statelessReset: l.t.resetter, seed: randomSeed(), ecn: l.t.sock.ecn(),
+		initialSeal: seal, initialOpen: open,
 	}
 	v := l.checkToken(now, hdr, addr, &cp)
 	if v == tokenNone && l.needRetry(addr) {

@@ -2,7 +2,6 @@ package handshake
 
 import (
 	"crypto/cipher"
-	"crypto/tls"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -24,10 +23,12 @@ type protection struct {
 	suite   *suiteParams
 	version *versionParams
 	secret  []byte // traffic secret the AEAD key and IV come from
-	aead    cipher.AEAD
-	iv      [ivLen]byte
-	nonce   [ivLen]byte // scratch for the per-packet nonce
-	hp      headerProtector
+	// aead is nil until the keys are derived from secret: Initial keys
+	// are derived on first use (see newLazyProtection).
+	aead  cipher.AEAD
+	iv    [ivLen]byte
+	nonce [ivLen]byte // scratch for the per-packet nonce
+	hp    headerProtector
 }
 
 // maxKeyLen is the longest AEAD or header protection key: 32 bytes for
@@ -53,6 +54,41 @@ func newProtection(suite uint16, v wire.Version, secret []byte) (protection, err
 		return protection{}, err
 	}
 	return newProtectionHP(s, vp, secret, hpKey[:s.keyLen])
+}
+
+// newLazyProtection returns a protection for secret whose keys are
+// derived when it is first used ([protection.ready]). Initial keys are made
+// this way: they protect nothing secret (anyone who sees the client's first
+// Initial can derive them, RFC 9001, Section 5.2), so when they are derived
+// leaks nothing, and a connection makes some it never uses: a server the
+// first version's write keys when it upgrades the version before sending,
+// a client the first version's read keys when the server does. The
+// secret's length must have been checked against the suite.
+func newLazyProtection(s *suiteParams, vp *versionParams, secret []byte) protection {
+	return protection{suite: s, version: vp, secret: secret}
+}
+
+// ready derives the keys of a protection made by newLazyProtection, if that
+// has not happened yet. Derivation fails only for inputs that
+// newLazyProtection's callers rule out, so ready panics if it does.
+func (p *protection) ready() {
+	if p.aead == nil {
+		p.derive()
+	}
+}
+
+// derive is the slow path of ready, kept apart so that ready inlines.
+func (p *protection) derive() {
+	var hpKey [maxKeyLen]byte
+	defer clear(hpKey[:])
+	if err := deriveHPKey(p.suite, p.version, p.secret, hpKey[:p.suite.keyLen]); err != nil {
+		panic("handshake: deriving Initial keys: " + err.Error())
+	}
+	q, err := newProtectionHP(p.suite, p.version, p.secret, hpKey[:p.suite.keyLen])
+	if err != nil {
+		panic("handshake: deriving Initial keys: " + err.Error())
+	}
+	*p = q
 }
 
 // newProtectionHP derives key and IV from secret and takes the header
@@ -110,6 +146,7 @@ func (p *protection) setSecret(secret []byte) error {
 // next returns the protection of the next key phase: a new AEAD key and IV
 // from the next secret, with the same header protection key.
 func (p *protection) next() (protection, error) {
+	p.ready()
 	secret, err := expandLabel(p.suite.hash, p.secret, p.version.kuLabel, p.suite.hash.size())
 	if err != nil {
 		return protection{}, err
@@ -211,19 +248,21 @@ func NewKeys(suite uint16, v wire.Version, secret []byte) (*Sealer, *Opener, err
 // the AEAD_AES_128_GCM packet protection." RFC 9001, Section 5.4.1
 //
 // NewInitialKeys panics under the same conditions as [InitialSecrets].
+//
+// Only the secrets are derived here; the AEAD and header protection keys of
+// each direction are derived when the Sealer or the Opener is first used,
+// so that keys a connection never uses cost nothing.
 func NewInitialKeys(v wire.Version, clientDstConnID []byte, isClient bool) (seal *Sealer, open *Opener) {
 	client, server := InitialSecrets(v, clientDstConnID)
 	if !isClient {
 		client, server = server, client
 	}
-	var err error
-	if seal, err = NewSealer(tls.TLS_AES_128_GCM_SHA256, v, client); err != nil {
-		panic("handshake: NewInitialKeys: " + err.Error())
-	}
-	if open, err = NewOpener(tls.TLS_AES_128_GCM_SHA256, v, server); err != nil {
-		panic("handshake: NewInitialKeys: " + err.Error())
-	}
-	return seal, open
+	s, vp := &suiteAES128GCM, paramsFor(v)
+	keys := &struct {
+		Sealer
+		Opener
+	}{Sealer{newLazyProtection(s, vp, client)}, Opener{newLazyProtection(s, vp, server)}}
+	return &keys.Sealer, &keys.Opener
 }
 
 // Suite returns the TLS cipher suite ID of s.

@@ -160,6 +160,12 @@ func TestNewInitialKeysDirections(t *testing.T) {
 	for _, v := range versions {
 		cs, co := NewInitialKeys(v, cid, true)
 		ss, so := NewInitialKeys(v, cid, false)
+		for _, p := range []*protection{&cs.p, &co.p, &ss.p, &so.p} {
+			if p.aead != nil {
+				t.Errorf("%v: Initial keys derived before first use", v)
+			}
+			p.ready()
+		}
 		if cs.p.iv != so.p.iv || ss.p.iv != co.p.iv || cs.p.iv == ss.p.iv {
 			t.Errorf("%v: Initial key directions mixed up", v)
 		}
