@@ -20,11 +20,20 @@ type suiteParams struct {
 	// labels is determined by the size of keys in the AEAD or header
 	// protection algorithm" (RFC 9001, Section 5.1).
 	keyLen int
-	// chacha selects ChaCha20 header protection (RFC 9001, Section 5.4.4)
-	// instead of AES-ECB (Section 5.4.3).
+	// chacha selects ChaCha20-Poly1305 packet protection and ChaCha20
+	// header protection (RFC 9001, Section 5.4.4) instead of AES-GCM and
+	// AES-ECB (Section 5.4.3).
 	chacha bool
-	// newAEAD builds the suite's AEAD from a key of keyLen bytes.
-	newAEAD func(key []byte) (cipher.AEAD, error)
+}
+
+// newAEAD builds the suite's AEAD from a key of keyLen bytes. It calls the
+// constructors directly rather than through a function value, so that the
+// key, which the caller keeps on its stack, does not escape to the heap.
+func (s *suiteParams) newAEAD(key []byte) (cipher.AEAD, error) {
+	if s.chacha {
+		return chacha20poly1305.New(key)
+	}
+	return newAESGCM(key)
 }
 
 func newAESGCM(key []byte) (cipher.AEAD, error) {
@@ -37,23 +46,20 @@ func newAESGCM(key []byte) (cipher.AEAD, error) {
 
 var (
 	suiteAES128GCM = suiteParams{
-		id:      tls.TLS_AES_128_GCM_SHA256,
-		hash:    kdfSHA256,
-		keyLen:  16,
-		newAEAD: newAESGCM,
+		id:     tls.TLS_AES_128_GCM_SHA256,
+		hash:   kdfSHA256,
+		keyLen: 16,
 	}
 	suiteAES256GCM = suiteParams{
-		id:      tls.TLS_AES_256_GCM_SHA384,
-		hash:    kdfSHA384,
-		keyLen:  32,
-		newAEAD: newAESGCM,
+		id:     tls.TLS_AES_256_GCM_SHA384,
+		hash:   kdfSHA384,
+		keyLen: 32,
 	}
 	suiteChaCha20Poly1305 = suiteParams{
-		id:      tls.TLS_CHACHA20_POLY1305_SHA256,
-		hash:    kdfSHA256,
-		keyLen:  chacha20poly1305.KeySize,
-		chacha:  true,
-		newAEAD: chacha20poly1305.New,
+		id:     tls.TLS_CHACHA20_POLY1305_SHA256,
+		hash:   kdfSHA256,
+		keyLen: chacha20poly1305.KeySize,
+		chacha: true,
 	}
 )
 

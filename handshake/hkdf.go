@@ -1,6 +1,7 @@
 package handshake
 
 import (
+	"bytes"
 	"crypto/fips140"
 	"crypto/hkdf"
 	"crypto/sha256"
@@ -118,6 +119,9 @@ func (h kdfHash) hmac(out *[maxHashLen]byte, key, a, b []byte) {
 // Section 2.2) to the first size() bytes of out.
 func (h kdfHash) hkdfExtract(out *[maxHashLen]byte, ikm, salt []byte) error {
 	if fips140.Enabled() {
+		// Copies, so that the inputs do not escape: callers keep
+		// secrets on their stacks.
+		ikm, salt = bytes.Clone(ikm), bytes.Clone(salt)
 		prk, err := hkdf.Extract(h.new, ikm, salt)
 		if err != nil {
 			return err
@@ -150,7 +154,7 @@ func (h kdfHash) hkdfExpandLabel(dst, secret []byte, label string) error {
 	var ib [maxInfoLen + 1]byte
 	info := appendHKDFLabel(ib[:0], len(dst), label)
 	if fips140.Enabled() {
-		okm, err := hkdf.Expand(h.new, secret, string(info), len(dst))
+		okm, err := hkdf.Expand(h.new, bytes.Clone(secret), string(info), len(dst))
 		if err != nil {
 			return err
 		}
