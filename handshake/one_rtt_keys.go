@@ -72,7 +72,7 @@ type OneRTTKeys struct {
 	// current phase in each direction.
 	suite                   uint16
 	version                 wire.Version
-	writeHP, readHP         [32]byte
+	writeHP, readHP         [maxKeyLen]byte
 	writeSecret, readSecret []byte
 	released                bool
 }
@@ -98,20 +98,17 @@ func NewOneRTTKeys(suite uint16, v wire.Version, writeSecret, readSecret []byte)
 // RFC 9001, Sections 4.1.1 and 5.7). Open returns ErrKeysNotAvailable until
 // SetReadSecret.
 func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneRTTKeys, error) {
-	seal, err := NewSealer(suite, v, writeSecret)
-	if err != nil {
-		return nil, err
-	}
 	k := &OneRTTKeys{
-		seal:      seal,
 		firstSent: wire.InvalidPacketNumber, firstRecv: wire.InvalidPacketNumber,
 		confLimit: ConfidentialityLimit(suite), integLimit: IntegrityLimit(suite),
 		pto:   time.Second,
 		suite: suite, version: v,
 	}
-	if err := k.keepHPKey(&k.writeHP, writeSecret); err != nil {
+	p, err := newProtectionKeepHP(suite, v, writeSecret, &k.writeHP)
+	if err != nil {
 		return nil, err
 	}
+	k.seal = &Sealer{p: p}
 	// Start updating at half the confidentiality limit, leaving the other
 	// half for the peer to acknowledge the packet that makes updating
 	// possible ("Endpoints MUST initiate a key update before sending more
@@ -121,27 +118,20 @@ func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneR
 }
 
 // SetReadSecret installs the read keys of keys made by NewOneRTTWriteKeys.
+// The header protection key of each direction's first secret is kept, for
+// rebuilding the keys after Release.
 func (k *OneRTTKeys) SetReadSecret(suite uint16, v wire.Version, readSecret []byte) error {
-	open, err := NewOpener(suite, v, readSecret)
+	p, err := newProtectionKeepHP(suite, v, readSecret, &k.readHP)
 	if err != nil {
 		return err
 	}
+	open := &Opener{p: p}
 	next, err := open.Next()
 	if err != nil {
 		return err
 	}
-	if err := k.keepHPKey(&k.readHP, readSecret); err != nil {
-		return err
-	}
 	k.open, k.next = open, next
 	return nil
-}
-
-// keepHPKey stores the header protection key of a direction's first
-// secret, for rebuilding the keys after Release.
-func (k *OneRTTKeys) keepHPKey(dst *[32]byte, secret []byte) error {
-	s, vp := suiteFor(k.suite), paramsFor(k.version)
-	return deriveHPKey(s, vp, secret, dst[:s.keyLen])
 }
 
 // CanOpen reports whether the read keys are installed.

@@ -37,6 +37,14 @@ const maxKeyLen = 32
 
 // newProtection derives key, IV and header protection key from secret.
 func newProtection(suite uint16, v wire.Version, secret []byte) (protection, error) {
+	var hpKey [maxKeyLen]byte
+	defer clear(hpKey[:])
+	return newProtectionKeepHP(suite, v, secret, &hpKey)
+}
+
+// newProtectionKeepHP is newProtection that leaves the header protection
+// key in hpKey (its first keyLen bytes), for a caller that keeps it.
+func newProtectionKeepHP(suite uint16, v wire.Version, secret []byte, hpKey *[maxKeyLen]byte) (protection, error) {
 	s := suiteFor(suite)
 	if s == nil {
 		return protection{}, ErrUnsupportedCipherSuite
@@ -48,8 +56,6 @@ func newProtection(suite uint16, v wire.Version, secret []byte) (protection, err
 	if len(secret) != s.hash.size() {
 		return protection{}, errSecretLen
 	}
-	var hpKey [maxKeyLen]byte
-	defer clear(hpKey[:])
 	if err := deriveHPKey(s, vp, secret, hpKey[:s.keyLen]); err != nil {
 		return protection{}, err
 	}
