@@ -130,16 +130,17 @@ func (c *Conn) start(st *connState) {
 	c.t.wg.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
-	go c.run()
+	c.t.runConn(c)
 }
 
 // run is the connection's goroutine: it processes what arrived, sends
 // what is due and waits, until the connection is closed, or until it is
-// idle and parks (conn_park.go); a wake then runs it again.
-func (c *Conn) run() {
+// idle and parks (conn_park.go); a wake then runs it again. It waits on
+// timer, which belongs to the runner (conn_runner.go), and stops it before
+// returning.
+func (c *Conn) run(timer *time.Timer) {
 	st := c.state
 	c.stopParkTimer()
-	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		c.drainInbound()

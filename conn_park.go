@@ -29,7 +29,7 @@ func (c *Conn) wake() {
 	default:
 	}
 	if c.parked.Load() && c.parked.CompareAndSwap(true, false) {
-		go c.run()
+		c.t.runConn(c)
 	}
 }
 
