@@ -26,9 +26,14 @@ func authenticInitial(d []byte, hdr wire.LongHeader, pnOff int) (*handshake.Seal
 	if hdr.Length > uint64(len(d)) || end > len(d) || end > maxUDPPayloadSize {
 		return nil, nil
 	}
-	var buf [packetBufferSize]byte
-	p := buf[:0]
-	if end > len(buf) {
+	// The copy is opened in a pooled buffer: AEAD interfaces make an
+	// array on the stack escape.
+	var p []byte
+	if end <= packetBufferSize {
+		bp := getPacketBuffer()
+		defer putPacketBuffer(bp)
+		p = (*bp)[:0]
+	} else {
 		p = make([]byte, 0, end) // a jumbo Initial: rare
 	}
 	p = append(p, d[:end]...)

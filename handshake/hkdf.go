@@ -121,8 +121,7 @@ func (h kdfHash) hkdfExtract(out *[maxHashLen]byte, ikm, salt []byte) error {
 	if fips140.Enabled() {
 		// Copies, so that the inputs do not escape: callers keep
 		// secrets on their stacks.
-		ikm, salt = bytes.Clone(ikm), bytes.Clone(salt)
-		prk, err := hkdf.Extract(h.new, ikm, salt)
+		prk, err := hkdf.Extract(h.new, bytes.Clone(ikm), bytes.Clone(salt))
 		if err != nil {
 			return err
 		}
