@@ -155,7 +155,7 @@ func (c *Conn) run(timer *time.Timer) {
 			return
 		}
 		d := st.nextDeadline(now)
-		if !more && st.isIdleReleased() && (d.IsZero() || d.After(now)) {
+		if !more && st.mayPark() && (d.IsZero() || d.After(now)) {
 			if !c.handleClosing() && c.park(d) {
 				return
 			}

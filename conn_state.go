@@ -176,6 +176,14 @@ type closingState struct {
 	frame     wire.ConnectionCloseFrame // sent again in the closing state
 	deadline  time.Time                 // when the state can go
 	datagrams uint64                    // datagrams received while closing
+	// datagram is the first datagram of CONNECTION_CLOSE packets, sent
+	// again as it is (conn_close.go); packets is how many it holds.
+	datagram []byte
+	packets  uint64
+	// released is set once what the closing and draining states do not
+	// use was let go; keyUpdates keeps what the statistics need of it.
+	released   bool
+	keyUpdates int
 }
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
