@@ -143,6 +143,10 @@ func (c *Conn) run(timer *time.Timer) {
 	c.stopParkTimer()
 	defer timer.Stop()
 	for {
+		// The Transport closing: Transport.shutdown wakes every
+		// connection rather than each loop waiting on its closing
+		// channel, which all connections would share (and lock).
+		c.handleClosing()
 		c.drainInbound()
 		c.handleRequests()
 		now := time.Now()
@@ -171,9 +175,7 @@ func (c *Conn) run(timer *time.Timer) {
 		select {
 		case <-timer.C:
 			st.handleTimeout(time.Now())
-		case <-c.wakeCh: // datagrams queued, or an application command
-		case <-c.closing():
-			c.onClosing()
+		case <-c.wakeCh: // datagrams queued, an application command, or the Transport closing
 		}
 	}
 }
@@ -233,8 +235,7 @@ func (c *Conn) onClosing() {
 }
 
 // closing returns the channel the Transport closes when it closes, until
-// the connection handled that: a closed channel is always ready, and
-// selecting on it again would spin for the whole closing period.
+// the connection handled that.
 func (c *Conn) closing() <-chan struct{} {
 	if c.closingSeen {
 		return nil
