@@ -55,6 +55,10 @@ type Conn struct {
 	// firstDstConnID, on a server, is the Destination Connection ID of
 	// the client's first Initial, routed to this connection until it ends.
 	firstDstConnID wire.ConnectionID
+	// listener, on a server whose handshake is in progress, is told when
+	// it completes or fails (Listener.handshakeComplete); run goroutine
+	// only.
+	listener *Listener
 
 	// Paths (conn_migrate.go): more Transports that route the
 	// connection's IDs, migration requests, the peer's address as last
@@ -295,6 +299,10 @@ func (c *Conn) publishHandshake() {
 				ALPN: tls.NegotiatedProtocol, Used0RTT: st.used0RTT, Resumed: tls.DidResume})
 		}
 		close(c.handshakeDone)
+		if l := c.listener; l != nil {
+			c.listener = nil
+			l.handshakeComplete(c)
+		}
 	}
 }
 
@@ -324,6 +332,10 @@ func (c *Conn) publish() {
 		c.mu.Unlock()
 		if !handshook && context.Cause(c.ctx) == nil {
 			c.t.countHandshake(false, st)
+		}
+		if l := c.listener; l != nil {
+			c.listener = nil
+			l.handshakes.Add(-1) // failed
 		}
 		st.streams.closeAll(err)
 		if tr := st.obs.t; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {
