@@ -232,8 +232,18 @@ func (sp *packetSpace) cryptoStream() *cryptoStream {
 			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
 			send: newSendBuffer(maxCryptoBufferPerLevel),
 		}
+		sp.crypto.send.pooled = true
 	}
 	return sp.crypto
+}
+
+// dropCrypto drops the space's CRYPTO stream, giving its send ring back
+// to the pool (stream_buffer_pool.go).
+func (sp *packetSpace) dropCrypto() {
+	if sp.crypto != nil {
+		sp.crypto.send.free()
+		sp.crypto = nil
+	}
 }
 
 // cryptoToSend reports whether the space has CRYPTO data to send.
@@ -699,7 +709,7 @@ func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
 		// version, go with the space (RFC 9369, Section 4.1).
 		c.firstInitialOpen = nil
 	}
-	sp.crypto = nil
+	sp.dropCrypto()
 	c.sent.DropSpace(now, s)
 }
 
