@@ -6,7 +6,9 @@ import (
 	"crypto/hkdf"
 	"crypto/sha256"
 	"crypto/sha512"
+	"encoding"
 	"hash"
+	"sync"
 )
 
 // kdfHash is a hash function of QUIC's key schedule: SHA-256 for Initial
@@ -75,44 +77,107 @@ func (h kdfHash) sum(out *[maxHashLen]byte, data []byte) {
 	copy(out[:], s[:])
 }
 
-// hmac writes HMAC(key, a || b) (RFC 2104) to the first size() bytes of
-// out. a and b together must not exceed maxHMACInput bytes.
-func (h kdfHash) hmac(out *[maxHashLen]byte, key, a, b []byte) {
+// maxStateLen bounds the marshaled state of a SHA-256 or SHA-384 digest
+// (crypto/sha512 writes 4 + 64 + 128 + 8 bytes).
+const maxStateLen = 256
+
+// keyedHMAC computes HMAC (RFC 2104) with one key for several messages.
+// The padded key blocks are hashed once, as RFC 2104, Section 4 suggests:
+// "the intermediate results of the compression function on the B-byte
+// blocks (K XOR ipad) and (K XOR opad) can be precomputed only once at the
+// time of generation of the key K", and each message then costs one
+// compression function call for the inner hash and one for the outer hash
+// (when it fits in a block) instead of two each. The digest states are
+// kept marshaled (encoding.BinaryAppender), the digest is reused, and
+// keyedHMACs are pooled, so that computing HMACs allocates nothing.
+type keyedHMAC struct {
+	hash           kdfHash
+	d              hash.Hash
+	inner, outer   []byte // marshaled states after the padded key blocks
+	istate, ostate [maxStateLen]byte
+	// scratch holds what is written to d: slices of the callers'
+	// stack arrays would escape through the hash.Hash interface.
+	scratch [maxHashBlockLen + maxHMACInput]byte
+	sum     [maxHashLen]byte
+}
+
+var keyedHMACPools = [...]sync.Pool{
+	kdfSHA256: {New: func() any { return &keyedHMAC{hash: kdfSHA256, d: sha256.New()} }},
+	kdfSHA384: {New: func() any { return &keyedHMAC{hash: kdfSHA384, d: sha512.New384()} }},
+}
+
+// keyed returns a keyedHMAC of h for key, to be given back with release.
+func (h kdfHash) keyed(key []byte) *keyedHMAC {
+	k := keyedHMACPools[h].Get().(*keyedHMAC)
 	const (
 		ipad = 0x36
 		opad = 0x5c
 	)
-	var buf [maxHashBlockLen + maxHMACInput]byte
-	bs, n := h.blockSize(), h.size()
+	bs := h.blockSize()
+	pad := k.scratch[:bs]
 	// "If the key is longer than the block size, hash it first" (RFC 2104,
 	// Section 2); shorter keys are padded with zeros.
-	var k [maxHashBlockLen]byte
+	clear(pad)
 	if len(key) > bs {
 		var kh [maxHashLen]byte
 		h.sum(&kh, key)
-		copy(k[:], kh[:n])
+		copy(pad, kh[:h.size()])
 		clear(kh[:])
 	} else {
-		copy(k[:], key)
+		copy(pad, key)
 	}
-	// inner = H((K ^ ipad) || text)
-	for i := range bs {
-		buf[i] = k[i] ^ ipad
+	for i := range pad {
+		pad[i] ^= ipad
 	}
-	m := bs + copy(buf[bs:], a)
-	m += copy(buf[m:], b)
-	if len(a)+len(b) > m-bs {
-		panic("handshake: HMAC input too long")
+	k.d.Reset()
+	k.d.Write(pad)
+	k.inner = k.state(k.istate[:0])
+	for i := range pad {
+		pad[i] ^= ipad ^ opad
 	}
-	h.sum(out, buf[:m])
-	// outer = H((K ^ opad) || inner)
-	for i := range bs {
-		buf[i] = k[i] ^ opad
+	k.d.Reset()
+	k.d.Write(pad)
+	k.outer = k.state(k.ostate[:0])
+	clear(pad)
+	return k
+}
+
+// state appends the digest's marshaled state to b.
+func (k *keyedHMAC) state(b []byte) []byte {
+	b, err := k.d.(encoding.BinaryAppender).AppendBinary(b)
+	if err != nil {
+		panic("handshake: " + err.Error()) // unreachable: SHA-2 digests marshal
 	}
-	copy(buf[bs:], out[:n])
-	h.sum(out, buf[:bs+n])
-	clear(k[:])
-	clear(buf[:])
+	return b
+}
+
+// restore sets the digest to a state from state.
+func (k *keyedHMAC) restore(state []byte) {
+	if err := k.d.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+		panic("handshake: " + err.Error()) // unreachable: the state came from state
+	}
+}
+
+// mac computes HMAC(key, msg) into k.sum, where msg is k.scratch[:n].
+func (k *keyedHMAC) mac(n int) []byte {
+	size := k.hash.size()
+	k.restore(k.inner)
+	k.d.Write(k.scratch[:n])
+	inner := k.d.Sum(k.sum[:0])
+	k.restore(k.outer)
+	k.d.Write(inner)
+	return k.d.Sum(k.sum[:0])[:size]
+}
+
+// release clears k's key material and gives it back to the pool.
+func (k *keyedHMAC) release() {
+	clear(k.istate[:])
+	clear(k.ostate[:])
+	clear(k.scratch[:])
+	clear(k.sum[:])
+	k.d.Reset()
+	k.inner, k.outer = nil, nil
+	keyedHMACPools[k.hash].Put(k)
 }
 
 // hkdfExtract writes HKDF-Extract(salt, ikm) = HMAC(salt, ikm) (RFC 5869,
@@ -131,8 +196,59 @@ func (h kdfHash) hkdfExtract(out *[maxHashLen]byte, ikm, salt []byte) error {
 	if len(ikm) > maxHMACInput {
 		return errHKDFInput
 	}
-	h.hmac(out, salt, ikm, nil)
+	k := h.keyed(salt)
+	defer k.release()
+	copy(out[:], k.mac(copy(k.scratch[:], ikm)))
 	return nil
+}
+
+// A labelOut asks hkdfExpandLabels for HKDF-Expand-Label(secret, label,
+// "", len(dst)) in dst.
+type labelOut struct {
+	dst   []byte
+	label string
+}
+
+// hkdfExpandLabels fills the dst of each out with HKDF-Expand-Label of its
+// label from secret (see hkdfExpandLabel), hashing the secret's padded
+// key blocks once for all (keyedHMAC).
+func (h kdfHash) hkdfExpandLabels(secret []byte, outs ...labelOut) error {
+	if fips140.Enabled() {
+		for _, o := range outs {
+			if err := h.hkdfExpandLabel(o.dst, secret, o.label); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, o := range outs {
+		if len(o.dst) > 255*h.size() {
+			return errHKDFLength
+		}
+	}
+	k := h.keyed(secret)
+	defer k.release()
+	for _, o := range outs {
+		k.expandLabel(o.dst, o.label)
+	}
+	return nil
+}
+
+// expandLabel fills dst with HKDF-Expand-Label(key, label, "", len(dst)),
+// at most 255 hash outputs.
+func (k *keyedHMAC) expandLabel(dst []byte, label string) {
+	n := k.hash.size()
+	var ib [maxInfoLen]byte
+	info := appendHKDFLabel(ib[:0], len(dst), label)
+	var prev []byte // T(i-1), in k.sum
+	for i := 1; len(dst) > 0; i++ {
+		m := copy(k.scratch[:], prev)
+		m += copy(k.scratch[m:], info)
+		k.scratch[m] = byte(i)
+		t := k.mac(m + 1)
+		dst = dst[copy(dst, t):]
+		prev = t[:n]
+	}
 }
 
 // hkdfExpandLabel fills dst with HKDF-Expand-Label(secret, label, "",
@@ -160,18 +276,11 @@ func (h kdfHash) hkdfExpandLabel(dst, secret []byte, label string) error {
 		copy(dst, okm)
 		return nil
 	}
-	n := h.size()
-	if len(dst) > 255*n {
+	if len(dst) > 255*h.size() {
 		return errHKDFLength
 	}
-	var t [maxHashLen]byte
-	prev := t[:0]
-	for i := 1; len(dst) > 0; i++ {
-		in := append(info, byte(i))
-		h.hmac(&t, secret, prev, in)
-		dst = dst[copy(dst, t[:n]):]
-		prev = t[:n]
-	}
-	clear(t[:])
+	k := h.keyed(secret)
+	defer k.release()
+	k.expandLabel(dst, label)
 	return nil
 }

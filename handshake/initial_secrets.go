@@ -41,10 +41,7 @@ func InitialSecrets(v wire.Version, clientDstConnID []byte) (client, server []by
 	}
 	secrets := make([]byte, 2*sha256.Size) // one allocation for both
 	client, server = secrets[:sha256.Size:sha256.Size], secrets[sha256.Size:]
-	if err := kdfSHA256.hkdfExpandLabel(client, initial[:sha256.Size], "client in"); err != nil {
-		panic("handshake: InitialSecrets: " + err.Error())
-	}
-	if err := kdfSHA256.hkdfExpandLabel(server, initial[:sha256.Size], "server in"); err != nil {
+	if err := kdfSHA256.hkdfExpandLabels(initial[:sha256.Size], labelOut{client, "client in"}, labelOut{server, "server in"}); err != nil {
 		panic("handshake: InitialSecrets: " + err.Error())
 	}
 	return client, server

@@ -56,10 +56,28 @@ func newProtectionKeepHP(suite uint16, v wire.Version, secret []byte, hpKey *[ma
 	if len(secret) != s.hash.size() {
 		return protection{}, errSecretLen
 	}
-	if err := deriveHPKey(s, vp, secret, hpKey[:s.keyLen]); err != nil {
+	return newProtectionFrom(s, vp, secret, hpKey)
+}
+
+// newProtectionFrom derives the AEAD key, the IV and the header protection
+// key from secret (with one keyed HMAC for the three), builds the
+// protection and leaves the header protection key in hpKey.
+func newProtectionFrom(s *suiteParams, vp *versionParams, secret []byte, hpKey *[maxKeyLen]byte) (protection, error) {
+	var key [maxKeyLen]byte
+	defer clear(key[:])
+	p := protection{suite: s, version: vp}
+	if err := deriveKeys(s, vp, secret, &key, &p.iv, hpKey[:s.keyLen]); err != nil {
 		return protection{}, err
 	}
-	return newProtectionHP(s, vp, secret, hpKey[:s.keyLen])
+	var err error
+	if p.aead, err = s.newAEAD(key[:s.keyLen]); err != nil {
+		return protection{}, err
+	}
+	if p.hp, err = newHeaderProtector(s, hpKey[:s.keyLen]); err != nil {
+		return protection{}, err
+	}
+	p.secret = secret
+	return p, nil
 }
 
 // newLazyProtection returns a protection for secret whose keys are
@@ -87,10 +105,7 @@ func (p *protection) ready() {
 func (p *protection) derive() {
 	var hpKey [maxKeyLen]byte
 	defer clear(hpKey[:])
-	if err := deriveHPKey(p.suite, p.version, p.secret, hpKey[:p.suite.keyLen]); err != nil {
-		panic("handshake: deriving Initial keys: " + err.Error())
-	}
-	q, err := newProtectionHP(p.suite, p.version, p.secret, hpKey[:p.suite.keyLen])
+	q, err := newProtectionFrom(p.suite, p.version, p.secret, &hpKey)
 	if err != nil {
 		panic("handshake: deriving Initial keys: " + err.Error())
 	}
@@ -119,10 +134,14 @@ func newProtectionHP(s *suiteParams, vp *versionParams, secret, hpKey []byte) (p
 // (RFC 9001, Section 5.1; "quicv2 key" and "quicv2 iv" in version 2,
 // RFC 9369, Section 3.3.2).
 func deriveKeyIV(s *suiteParams, vp *versionParams, secret []byte, key *[maxKeyLen]byte, iv *[ivLen]byte) error {
-	if err := s.hash.hkdfExpandLabel(key[:s.keyLen], secret, vp.keyLabel); err != nil {
-		return err
-	}
-	return s.hash.hkdfExpandLabel(iv[:], secret, vp.ivLabel)
+	return s.hash.hkdfExpandLabels(secret, labelOut{key[:s.keyLen], vp.keyLabel}, labelOut{iv[:], vp.ivLabel})
+}
+
+// deriveKeys is deriveKeyIV and deriveHPKey together, hp being s.keyLen
+// bytes long.
+func deriveKeys(s *suiteParams, vp *versionParams, secret []byte, key *[maxKeyLen]byte, iv *[ivLen]byte, hp []byte) error {
+	return s.hash.hkdfExpandLabels(secret,
+		labelOut{key[:s.keyLen], vp.keyLabel}, labelOut{iv[:], vp.ivLabel}, labelOut{hp, vp.hpLabel})
 }
 
 // deriveHPKey derives the header protection key from a traffic secret into
