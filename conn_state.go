@@ -616,8 +616,14 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 		}
 	}
 	c.peerParams = p
-	if err := c.localIDs.setPeerLimit(p.ActiveConnectionIDLimit); err != nil {
-		return err
+	if p.HasPreferredAddress && c.role == wire.RoleClient {
+		// The client moves to the preferred address once the handshake
+		// is confirmed, and the server's replies there need connection
+		// IDs of ours it has not used on the handshake path (RFC 9000,
+		// Section 9.5): they go out now (see confirmHandshake).
+		if err := c.localIDs.setPeerLimit(p.ActiveConnectionIDLimit); err != nil {
+			return err
+		}
 	}
 	if p.HasStatelessResetToken {
 		c.peerIDs.setInitialResetToken(p.StatelessResetToken)
@@ -688,6 +694,19 @@ func (c *connState) confirmHandshake(now time.Time) {
 	c.dropSpace(now, ackhandler.SpaceHandshake)
 	if c.oneRTT != nil {
 		c.oneRTT.SetHandshakeConfirmed()
+	}
+	// Spare connection IDs serve a peer that moves to another path (or
+	// retires IDs), which "MUST NOT initiate connection migration before
+	// the handshake is confirmed" (RFC 9000, Section 9): they are issued
+	// now rather than with the peer's transport parameters. A server's
+	// first flight thus spends none of its anti-amplification allowance
+	// on NEW_CONNECTION_ID frames, and a connection that ends with its
+	// handshake makes and routes none.
+	if c.peerParams != nil {
+		if err := c.localIDs.setPeerLimit(c.peerParams.ActiveConnectionIDLimit); err != nil {
+			c.closeWithError(now, err)
+			return
+		}
 	}
 	c.migrateToPreferredAddress(now)
 }
