@@ -550,7 +550,10 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 			// has sent its Finished (RFC 9001, Section 5.7), which answers
 			// a 0-RTT request one round trip after the client's first
 			// flight; it reads them once the client's Finished arrives.
-			keys, err := handshake.NewOneRTTWriteKeys(ev.Suite, c.version, ev.Data)
+			// The keys keep the secret (they are expanded on first use
+			// and updated from it), and crypto/tls owns ev.Data only
+			// "until the next NextEvent call" (tls.QUICEvent).
+			keys, err := handshake.NewOneRTTWriteKeys(ev.Suite, c.version, append([]byte(nil), ev.Data...))
 			if err != nil {
 				return err
 			}
@@ -563,7 +566,7 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 			return nil
 		}
 		if c.oneRTT != nil { // a server's write-only keys
-			if err := c.oneRTT.SetReadSecret(ev.Suite, c.version, ev.Data); err != nil {
+			if err := c.oneRTT.SetReadSecret(ev.Suite, c.version, append([]byte(nil), ev.Data...)); err != nil {
 				return err
 			}
 			if c.handshakeConfirmed {
