@@ -55,6 +55,10 @@ type Conn struct {
 	// firstDstConnID, on a server, is the Destination Connection ID of
 	// the client's first Initial, routed to this connection until it ends.
 	firstDstConnID wire.ConnectionID
+	// listener, on a server whose handshake is in progress, is told when
+	// it completes or fails (Listener.handshakeComplete); run goroutine
+	// only.
+	listener *Listener
 
 	// Paths (conn_migrate.go): more Transports that route the
 	// connection's IDs, migration requests, the peer's address as last
@@ -130,18 +134,23 @@ func (c *Conn) start(st *connState) {
 	c.t.wg.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
-	go c.run()
+	c.t.runConn(c)
 }
 
 // run is the connection's goroutine: it processes what arrived, sends
 // what is due and waits, until the connection is closed, or until it is
-// idle and parks (conn_park.go); a wake then runs it again.
-func (c *Conn) run() {
+// idle and parks (conn_park.go); a wake then runs it again. It waits on
+// timer, which belongs to the runner (conn_runner.go), and stops it before
+// returning.
+func (c *Conn) run(timer *time.Timer) {
 	st := c.state
 	c.stopParkTimer()
-	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		// The Transport closing: Transport.shutdown wakes every
+		// connection rather than each loop waiting on its closing
+		// channel, which all connections would share (and lock).
+		c.handleClosing()
 		c.drainInbound()
 		c.handleRequests()
 		now := time.Now()
@@ -154,7 +163,7 @@ func (c *Conn) run() {
 			return
 		}
 		d := st.nextDeadline(now)
-		if !more && st.isIdleReleased() && (d.IsZero() || d.After(now)) {
+		if !more && st.mayPark() && (d.IsZero() || d.After(now)) {
 			if !c.handleClosing() && c.park(d) {
 				return
 			}
@@ -170,9 +179,7 @@ func (c *Conn) run() {
 		select {
 		case <-timer.C:
 			st.handleTimeout(time.Now())
-		case <-c.wakeCh: // datagrams queued, or an application command
-		case <-c.closing():
-			c.onClosing()
+		case <-c.wakeCh: // datagrams queued, an application command, or the Transport closing
 		}
 	}
 }
@@ -232,8 +239,7 @@ func (c *Conn) onClosing() {
 }
 
 // closing returns the channel the Transport closes when it closes, until
-// the connection handled that: a closed channel is always ready, and
-// selecting on it again would spin for the whole closing period.
+// the connection handled that.
 func (c *Conn) closing() <-chan struct{} {
 	if c.closingSeen {
 		return nil
@@ -293,6 +299,10 @@ func (c *Conn) publishHandshake() {
 				ALPN: tls.NegotiatedProtocol, Used0RTT: st.used0RTT, Resumed: tls.DidResume})
 		}
 		close(c.handshakeDone)
+		if l := c.listener; l != nil {
+			c.listener = nil
+			l.handshakeComplete(c)
+		}
 	}
 }
 
@@ -328,6 +338,10 @@ func (c *Conn) publish() {
 		c.mu.Unlock()
 		if !handshook && context.Cause(c.ctx) == nil {
 			c.t.countHandshake(false, st)
+		}
+		if l := c.listener; l != nil {
+			c.listener = nil
+			l.handshakes.Add(-1) // failed
 		}
 		st.streams.closeAll(err)
 		if tr := st.obs.t; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {

@@ -76,6 +76,62 @@ func (c *connState) closeSilently(err error) {
 	c.events.closed = true
 }
 
+// pollClose returns the datagram of CONNECTION_CLOSE packets the closing
+// state sends: built the first time, then the same bytes again. "An
+// endpoint's selected connection ID and the QUIC version are sufficient
+// information to identify packets for a closing connection; the endpoint
+// MAY discard all other connection state. ... To minimize the state that
+// an endpoint maintains for a closing connection, endpoints MAY send the
+// exact same packet in response to any received packet." (RFC 9000,
+// Section 10.2.1) Once the datagram is built, the rest goes
+// (releaseClosed).
+func (c *connState) pollClose(now time.Time, b []byte) []byte {
+	if cl := c.closing; cl.released {
+		if len(cl.datagram) == 0 {
+			return nil
+		}
+		c.bytesSent += uint64(len(cl.datagram))
+		c.packetsSent += cl.packets
+		return append(b, cl.datagram...)
+	}
+	sent := c.packetsSent
+	b = c.appendClosePackets(now, b)
+	c.closing.datagram = append([]byte(nil), b...)
+	c.closing.packets = c.packetsSent - sent
+	c.releaseClosed(now)
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// releaseClosed lets go, once, of what a connection in the closing state
+// (after its CONNECTION_CLOSE datagram is built) or in the draining state
+// no longer uses: TLS, the packet protection keys, the records of sent
+// and received packets and the CRYPTO streams. The connection lingers in
+// these states for three PTOs (RFC 9000, Section 10.2), and a server that
+// ends connections at a high rate would otherwise keep the whole state of
+// each for that long. What the application can still ask of the
+// connection (its TLS state, statistics, streams) stays.
+func (c *connState) releaseClosed(now time.Time) {
+	if c.closing == nil || c.closing.released {
+		return
+	}
+	c.closing.released = true
+	if c.oneRTT != nil {
+		c.closing.keyUpdates = c.oneRTT.Updates()
+	}
+	if c.tls != nil {
+		c.tls.Release()
+	}
+	for s := range c.spaces {
+		c.dropSpace(now, ackhandler.Space(s))
+	}
+	c.oneRTT, c.appWrite = nil, nil
+	c.zeroRTTSeal, c.zeroRTTOpen = nil, nil
+	c.undecryptable, c.rxFrame = nil, nil
+}
+
 // appendClosePackets appends CONNECTION_CLOSE in every space the peer may
 // be reading: "When sending CONNECTION_CLOSE, the goal is to ensure that
 // the peer will process the frame. ... a client might send the frame in

@@ -166,10 +166,22 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 	if f.Offset+uint64(len(f.Data)) > cr.readOffset()+maxCryptoBufferPerLevel {
 		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto, Reason: "CRYPTO data beyond buffer"}
 	}
+	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
+	if data, ok := cr.inOrder(f.Offset, f.Data); ok {
+		// In order with nothing buffered, as nearly always: TLS takes
+		// the data from the packet (it copies what it keeps), and the
+		// stream's buffer is never made.
+		if len(data) > 0 {
+			if err := c.tls.HandleCrypto(level, data); err != nil {
+				return err
+			}
+			cr.skip(len(data))
+		}
+		return c.processTLSEvents(now)
+	}
 	if _, err := cr.push(f.Offset, f.Data); err != nil {
 		return nil // too fragmented: dropped, the peer retransmits
 	}
-	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
 	for cr.readable() > 0 {
 		a, b := cr.peek()
 		for _, part := range [][]byte{a, b} {

@@ -52,6 +52,16 @@ func (c *connState) releaseIdle(now time.Time) {
 	c.rxFrame = nil
 }
 
-// isIdleReleased reports whether the connection released its idle memory
-// and has been quiet since: its goroutine may exit.
-func (c *connState) isIdleReleased() bool { return c.idleReleased && c.closeState == stateActive }
+// mayPark reports whether the connection released its idle memory and has
+// been quiet since, or is closing or draining and released what those
+// states do not use (conn_close.go): its goroutine may exit until a
+// datagram or its next deadline (conn_park.go).
+func (c *connState) mayPark() bool {
+	switch c.closeState {
+	case stateActive:
+		return c.idleReleased
+	case stateClosing, stateDraining:
+		return c.closing.released
+	}
+	return false
+}

@@ -172,7 +172,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 		return
 	}
 	if learnVersion {
-		c.switchVersion(hdr.Version)
+		c.switchVersion(hdr.Version, open)
 	}
 	if typ == wire.PacketTypeInitial && c.role == wire.RoleClient && sp.recv.LargestReceived() == wire.InvalidPacketNumber {
 		// "When an Initial packet is sent by a client that has not

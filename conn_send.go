@@ -34,14 +34,17 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		c.sendECN = c.sent.ECNMarking()
 	}
 	switch c.closeState {
-	case stateClosed, stateDraining:
+	case stateClosed:
+		return nil
+	case stateDraining:
+		c.releaseClosed(now)
 		return nil
 	case stateClosing:
 		if !c.closeToSend {
 			return nil
 		}
 		c.closeToSend = false
-		return c.appendClosePackets(now, buf[:0])
+		return c.pollClose(now, buf[:0])
 	}
 	c.streams.processAttention(now)
 	c.growWindowForReaders()

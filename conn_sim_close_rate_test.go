@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -33,4 +34,53 @@ func TestClosingStateRateLimited(t *testing.T) {
 	if answers != 7 {
 		t.Fatalf("answered %d of 64 datagrams in the closing state; want 7", answers)
 	}
+}
+
+// Once its CONNECTION_CLOSE datagram is built, a closing connection keeps
+// that datagram and lets go of TLS, keys and packet records ("the endpoint
+// MAY discard all other connection state", RFC 9000, Section 10.2.1); it
+// answers later datagrams with the exact same bytes. Its peer, draining,
+// lets go of the same once it has processed the close. Statistics stay.
+func TestClosedStateReleased(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 32)
+	p.connect(t)
+	c, peer := p.server.c, p.client.c
+	now := p.sim.Now()
+	c.closeApplication(now, 1, "bye")
+	first := c.pollTransmit(now, make([]byte, 0, 1500))
+	if first == nil {
+		t.Fatal("no CONNECTION_CLOSE sent on closing")
+	}
+	first = append([]byte(nil), first...)
+	released := func(name string, c *connState) {
+		t.Helper()
+		if !c.closing.released || c.oneRTT != nil || c.tls.ConnectionState().NegotiatedProtocol == "" {
+			t.Errorf("%s: released %v, 1-RTT keys %v, ALPN %q", name, c.closing.released, c.oneRTT != nil, c.tls.ConnectionState().NegotiatedProtocol)
+		}
+		for s := range c.spaces {
+			if sp := &c.spaces[s]; sp.seal != nil || sp.open != nil || sp.recv != nil || sp.crypto != nil {
+				t.Errorf("%s: space %d keeps keys or records", name, s)
+			}
+		}
+		if !c.mayPark() {
+			t.Errorf("%s: may not park", name)
+		}
+	}
+	released("closing", c)
+	if s := c.stats(); s.PacketsSent == 0 || s.BytesSent == 0 {
+		t.Errorf("statistics lost: %+v", s)
+	}
+	pkt := sealTestPacket(peer, now, ackhandler.SpaceApplication, []byte{byte(wire.FrameTypePing)})
+	c.handleDatagram(now, pkt, ackhandler.NotECT)
+	if again := c.pollTransmit(now, make([]byte, 0, 1500)); !bytes.Equal(again, first) {
+		t.Errorf("closing state answered with %x, want the first CONNECTION_CLOSE datagram %x", again, first)
+	}
+	peer.handleDatagram(now, first, ackhandler.NotECT)
+	if peer.closeState != stateDraining {
+		t.Fatalf("peer in state %d after CONNECTION_CLOSE, want draining", peer.closeState)
+	}
+	if d := peer.pollTransmit(now, make([]byte, 0, 1500)); d != nil {
+		t.Errorf("draining peer sent %d bytes", len(d))
+	}
+	released("draining", peer)
 }

@@ -198,6 +198,10 @@ func TestSimStatelessReset(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.connect(t)
+			// What follows confirmation (the client's spare connection
+			// IDs, acknowledgments) goes before the server reboots.
+			settled := p.sim.Now().Add(100 * time.Millisecond)
+			p.run(t, time.Second, func() bool { return !p.sim.Now().Before(settled) })
 			if tok, ok := p.client.c.peerParams.StatelessResetToken, p.client.c.peerParams.HasStatelessResetToken; !ok || tok != p.server.resetter.Token(p.server.c.localConnID) {
 				t.Fatal("server's stateless_reset_token is not derived from the key")
 			}

@@ -239,13 +239,13 @@ func TestVersionDowngradeChecks(t *testing.T) {
 	})
 	t.Run("client: switched version without version_information", func(t *testing.T) {
 		c := newState(wire.RoleClient, v1First)
-		c.switchVersion(wire.Version2)
+		c.switchVersion(wire.Version2, nil)
 		p := wire.DefaultTransportParameters()
 		wantVersionNegotiationError(t, c.negotiateVersion(&p))
 	})
 	t.Run("client: matching version_information", func(t *testing.T) {
 		c := newState(wire.RoleClient, v1First)
-		c.switchVersion(wire.Version2)
+		c.switchVersion(wire.Version2, nil)
 		if err := c.negotiateVersion(versionParams(wire.Version2, wire.Version2, wire.Version1)); err != nil {
 			t.Fatal(err)
 		}

@@ -176,6 +176,14 @@ type closingState struct {
 	frame     wire.ConnectionCloseFrame // sent again in the closing state
 	deadline  time.Time                 // when the state can go
 	datagrams uint64                    // datagrams received while closing
+	// datagram is the first datagram of CONNECTION_CLOSE packets, sent
+	// again as it is (conn_close.go); packets is how many it holds.
+	datagram []byte
+	packets  uint64
+	// released is set once what the closing and draining states do not
+	// use was let go; keyUpdates keeps what the statistics need of it.
+	released   bool
+	keyUpdates int
 }
 
 // closeState is where a connection is in closing (RFC 9000, Section 10).
@@ -224,8 +232,18 @@ func (sp *packetSpace) cryptoStream() *cryptoStream {
 			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
 			send: newSendBuffer(maxCryptoBufferPerLevel),
 		}
+		sp.crypto.send.pooled = true
 	}
 	return sp.crypto
+}
+
+// dropCrypto drops the space's CRYPTO stream, giving its send ring back
+// to the pool (stream_buffer_pool.go).
+func (sp *packetSpace) dropCrypto() {
+	if sp.crypto != nil {
+		sp.crypto.send.free()
+		sp.crypto = nil
+	}
 }
 
 // cryptoToSend reports whether the space has CRYPTO data to send.
@@ -247,7 +265,12 @@ type connParams struct {
 	// Retry, the Retry's Source Connection ID (RFC 9001, Section 5.2).
 	initialKeyConnID wire.ConnectionID
 	version          wire.Version
-	statelessReset   *handshake.StatelessResetter
+	// initialSeal and initialOpen, if set, are the Initial keys of
+	// version derived from the Initial key connection ID, which a
+	// listener derived to authenticate the client's first Initial.
+	initialSeal    *handshake.Sealer
+	initialOpen    *handshake.Opener
+	statelessReset *handshake.StatelessResetter
 	// retrySrcConnID is set on a server that sent a Retry.
 	retrySrcConnID    wire.ConnectionID
 	hasRetrySrcConnID bool
@@ -340,7 +363,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	if p.initialKeyConnID.Len() > 0 {
 		c.initialKeyConnID = p.initialKeyConnID
 	}
-	c.installInitialKeys()
+	c.installInitialKeys(p.initialSeal, p.initialOpen)
 
 	c.connRecv = flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{
 		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
@@ -429,11 +452,13 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	return tp
 }
 
-// installInitialKeys derives the Initial keys from the client's first
-// Destination Connection ID (RFC 9001, Section 5.2).
-func (c *connState) installInitialKeys() {
-	dcid := c.initialKeyConnID
-	seal, open := handshake.NewInitialKeys(c.version, dcid.Bytes(), c.role == wire.RoleClient)
+// installInitialKeys installs the Initial keys derived from the client's
+// first Destination Connection ID (RFC 9001, Section 5.2): seal and open
+// if they are given, else derived here.
+func (c *connState) installInitialKeys(seal *handshake.Sealer, open *handshake.Opener) {
+	if seal == nil || open == nil {
+		seal, open = handshake.NewInitialKeys(c.version, c.initialKeyConnID.Bytes(), c.role == wire.RoleClient)
+	}
 	sp := &c.spaces[ackhandler.SpaceInitial]
 	sp.seal, sp.open = seal, open
 }
@@ -525,7 +550,10 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 			// has sent its Finished (RFC 9001, Section 5.7), which answers
 			// a 0-RTT request one round trip after the client's first
 			// flight; it reads them once the client's Finished arrives.
-			keys, err := handshake.NewOneRTTWriteKeys(ev.Suite, c.version, ev.Data)
+			// The keys keep the secret (they are expanded on first use
+			// and updated from it), and crypto/tls owns ev.Data only
+			// "until the next NextEvent call" (tls.QUICEvent).
+			keys, err := handshake.NewOneRTTWriteKeys(ev.Suite, c.version, append([]byte(nil), ev.Data...))
 			if err != nil {
 				return err
 			}
@@ -538,7 +566,7 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 			return nil
 		}
 		if c.oneRTT != nil { // a server's write-only keys
-			if err := c.oneRTT.SetReadSecret(ev.Suite, c.version, ev.Data); err != nil {
+			if err := c.oneRTT.SetReadSecret(ev.Suite, c.version, append([]byte(nil), ev.Data...)); err != nil {
 				return err
 			}
 			if c.handshakeConfirmed {
@@ -591,8 +619,14 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 		}
 	}
 	c.peerParams = p
-	if err := c.localIDs.setPeerLimit(p.ActiveConnectionIDLimit); err != nil {
-		return err
+	if p.HasPreferredAddress && c.role == wire.RoleClient {
+		// The client moves to the preferred address once the handshake
+		// is confirmed, and the server's replies there need connection
+		// IDs of ours it has not used on the handshake path (RFC 9000,
+		// Section 9.5): they go out now (see confirmHandshake).
+		if err := c.localIDs.setPeerLimit(p.ActiveConnectionIDLimit); err != nil {
+			return err
+		}
 	}
 	if p.HasStatelessResetToken {
 		c.peerIDs.setInitialResetToken(p.StatelessResetToken)
@@ -664,6 +698,19 @@ func (c *connState) confirmHandshake(now time.Time) {
 	if c.oneRTT != nil {
 		c.oneRTT.SetHandshakeConfirmed()
 	}
+	// Spare connection IDs serve a peer that moves to another path (or
+	// retires IDs), which "MUST NOT initiate connection migration before
+	// the handshake is confirmed" (RFC 9000, Section 9): they are issued
+	// now rather than with the peer's transport parameters. A server's
+	// first flight thus spends none of its anti-amplification allowance
+	// on NEW_CONNECTION_ID frames, and a connection that ends with its
+	// handshake makes and routes none.
+	if c.peerParams != nil {
+		if err := c.localIDs.setPeerLimit(c.peerParams.ActiveConnectionIDLimit); err != nil {
+			c.closeWithError(now, err)
+			return
+		}
+	}
 	c.migrateToPreferredAddress(now)
 }
 
@@ -684,7 +731,7 @@ func (c *connState) dropSpace(now time.Time, s ackhandler.Space) {
 		// version, go with the space (RFC 9369, Section 4.1).
 		c.firstInitialOpen = nil
 	}
-	sp.crypto = nil
+	sp.dropCrypto()
 	c.sent.DropSpace(now, s)
 }
 

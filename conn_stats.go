@@ -79,6 +79,8 @@ func (c *connState) stats() ConnectionStats {
 	}
 	if c.oneRTT != nil {
 		s.KeyUpdates = c.oneRTT.Updates()
+	} else if c.closing != nil {
+		s.KeyUpdates = c.closing.keyUpdates
 	}
 	return s
 }

@@ -138,7 +138,7 @@ func (c *connState) serverNegotiateVersion(p *wire.TransportParameters) error {
 		}
 	}
 	if negotiated != c.version {
-		c.switchVersion(negotiated)
+		c.switchVersion(negotiated, nil)
 	}
 	c.params.VersionInformation = c.versionInformation(c.version)
 	c.tls.SetParams(*c.params)
@@ -150,12 +150,17 @@ func (c *connState) serverNegotiateVersion(p *wire.TransportParameters) error {
 // first version are still read until the Initial space is discarded. "The
 // server MUST NOT discard its original version Initial receive keys until
 // it successfully processes a Handshake packet with the negotiated
-// version." (RFC 9369, Section 4.1)
-func (c *connState) switchVersion(v wire.Version) {
+// version." (RFC 9369, Section 4.1) open, if not nil, is the Initial
+// read key of v, already derived (a client's, from openerForVersion).
+func (c *connState) switchVersion(v wire.Version, open *handshake.Opener) {
 	sp := &c.spaces[ackhandler.SpaceInitial]
 	c.firstInitialOpen = sp.open
 	c.version = v
-	sp.seal, sp.open = handshake.NewInitialKeys(v, c.initialKeyConnID.Bytes(), c.role == wire.RoleClient)
+	seal, o := handshake.NewInitialKeys(v, c.initialKeyConnID.Bytes(), c.role == wire.RoleClient)
+	if open == nil {
+		open = o
+	}
+	sp.seal, sp.open = seal, open
 }
 
 // openerForVersion returns the opener for a long-header packet of type typ

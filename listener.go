@@ -97,7 +97,11 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	if hdr.Type == wire.PacketType0RTT {
 		return l.bufferEarly(time.Now(), hdr.DstConnID, addr, d, bp)
 	}
-	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize || !initialAuthentic(d, hdr, pnOff) {
+	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize {
+		return false
+	}
+	seal, open := authenticInitial(d, hdr, pnOff)
+	if open == nil {
 		return false
 	}
 	if l.handshakes.Load() >= int64(l.t.MaxHandshakes) || len(l.accept) >= acceptQueueLen {
@@ -108,6 +112,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
 		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
 		statelessReset: l.t.resetter, seed: randomSeed(), ecn: l.t.sock.ecn(),
+		initialSeal: seal, initialOpen: open,
 	}
 	v := l.checkToken(now, hdr, addr, &cp)
 	if v == tokenNone && l.needRetry(addr) {
@@ -146,8 +151,13 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		return false
 	}
 	l.handshakes.Add(1)
-	c.start(st)
-	go l.waitHandshake(c)
+	if l.early {
+		c.start(st)
+		go l.waitHandshake(c)
+	} else {
+		c.listener = l
+		c.start(st)
+	}
 	in := l.t.inbound(d, bp)
 	in.addrs = cp.path
 	took := c.enqueue(in)
@@ -155,32 +165,59 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	return took
 }
 
-// waitHandshake queues c for Accept once its handshake completes.
+// waitHandshake, for ListenEarly, queues c for Accept at once and counts
+// its handshake as in progress until it completes.
 func (l *Listener) waitHandshake(c *Conn) {
 	defer l.handshakes.Add(-1)
-	if l.early {
-		select {
-		case l.accept <- c:
-		case <-l.closed:
-			c.CloseWithError(0, "listener closed")
-			return
-		}
-		select {
-		case <-c.handshakeDone:
-		case <-c.ctx.Done():
-		case <-l.closed:
-		}
+	select {
+	case l.accept <- c:
+	case <-l.closed:
+		c.CloseWithError(0, "listener closed")
 		return
 	}
 	select {
 	case <-c.handshakeDone:
-		select {
-		case l.accept <- c:
-		case <-l.closed:
-			c.CloseWithError(0, "listener closed")
-		}
 	case <-c.ctx.Done():
 	case <-l.closed:
+	}
+}
+
+// handshakeComplete queues c, whose handshake just completed, for Accept.
+// It runs on c's goroutine (Conn.publishHandshake): rather than a
+// goroutine per connection waiting for the handshake, as for ListenEarly,
+// the connection hands itself over. When the queue is full, or the
+// listener closed, a goroutine waits as before, so that the connection's
+// goroutine never blocks. The handshake counts as in progress until the
+// connection is queued; a connection that fails before its handshake
+// completes stops counting in Conn.publish.
+func (l *Listener) handshakeComplete(c *Conn) {
+	select {
+	case <-l.closed:
+	default:
+		select {
+		case l.accept <- c:
+			l.handshakes.Add(-1)
+			return
+		default:
+		}
+	}
+	go l.queue(c)
+}
+
+// queue waits until c fits in the accept queue, or closes it if the
+// listener closes first.
+func (l *Listener) queue(c *Conn) {
+	defer l.handshakes.Add(-1)
+	select {
+	case <-l.closed:
+		c.CloseWithError(0, "listener closed")
+		return
+	default:
+	}
+	select {
+	case l.accept <- c:
+	case <-l.closed:
+		c.CloseWithError(0, "listener closed")
 	}
 }
 

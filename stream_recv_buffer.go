@@ -164,6 +164,31 @@ func (b *recvBuffer) grow(need uint64) {
 	b.buf = nb
 }
 
+// inOrder returns the part of data, received at stream offset offset, that
+// continues the stream at the read offset, when nothing is buffered and
+// data reaches the read offset: the caller can then use it in place
+// instead of pushing it, and skip it. ok is false when data must be
+// pushed.
+func (b *recvBuffer) inOrder(offset uint64, data []byte) (next []byte, ok bool) {
+	if len(b.ranges) != 0 || offset > b.off {
+		return nil, false
+	}
+	if end := offset + uint64(len(data)); end <= b.off {
+		return nil, true // all read already
+	}
+	return data[b.off-offset:], true
+}
+
+// skip advances the read offset by n bytes that the caller took in place
+// from what inOrder returned, rather than through the buffer.
+func (b *recvBuffer) skip(n int) {
+	if len(b.ranges) != 0 {
+		panic("quic: recvBuffer.skip with buffered data")
+	}
+	b.off += uint64(n)
+	b.high = max(b.high, b.off)
+}
+
 // readable returns the number of contiguous bytes available at the read
 // offset.
 func (b *recvBuffer) readable() int {

@@ -477,3 +477,37 @@ func FuzzRecvBuffer(f *testing.F) {
 		}
 	})
 }
+
+// inOrder hands out in place the data that continues the stream while
+// nothing is buffered, and skip advances past it without a ring; once
+// data waits in the ring, everything goes through push.
+func TestRecvBufferInOrderInPlace(t *testing.T) {
+	b := newRecvBuffer(0, 0)
+	data := bufTestData(nil, 0, 100)
+	next, ok := b.inOrder(0, data)
+	if !ok || !bytes.Equal(next, data) {
+		t.Fatalf("inOrder(0) = %d bytes, %v; want the 100 bytes", len(next), ok)
+	}
+	b.skip(len(next))
+	if b.readOffset() != 100 || b.highest() != 100 || b.buf != nil {
+		t.Fatalf("after skip: offset %d, highest %d, ring of %d bytes", b.readOffset(), b.highest(), len(b.buf))
+	}
+	// Overlapping the read offset: only the new part.
+	next, ok = b.inOrder(50, bufTestData(nil, 50, 100))
+	if !ok || !bytes.Equal(next, bufTestData(nil, 100, 50)) {
+		t.Fatalf("inOrder(50) = %d bytes, %v; want bytes 100 to 150", len(next), ok)
+	}
+	// All read already.
+	if next, ok = b.inOrder(10, bufTestData(nil, 10, 20)); !ok || len(next) != 0 {
+		t.Fatalf("inOrder of read data = %d bytes, %v", len(next), ok)
+	}
+	// A gap: pushed instead; then nothing is handed out in place until
+	// the ring is empty again.
+	if _, ok = b.inOrder(120, bufTestData(nil, 120, 10)); ok {
+		t.Fatal("inOrder accepted data after a gap")
+	}
+	recvTestPush(t, &b, 120, 10, 10)
+	if _, ok = b.inOrder(100, bufTestData(nil, 100, 20)); ok {
+		t.Fatal("inOrder accepted data while the ring holds some")
+	}
+}

@@ -60,6 +60,9 @@ type sendBuffer struct {
 	finLost  bool // every frame with FIN that was sent was lost
 	finAcked bool // a frame with FIN was acknowledged
 	isReset  bool // reset was called
+	// pooled rings come from getRing and go back with putRing (CRYPTO
+	// streams only, see stream_buffer_pool.go).
+	pooled bool
 }
 
 // newSendBuffer returns an empty send buffer that holds at most limit bytes
@@ -85,10 +88,11 @@ func (b *sendBuffer) write(p []byte) int {
 		return 0
 	}
 	if need := used + n; need > uint64(len(b.buf)) {
-		nb := make([]byte, bufRingGrowCap(len(b.buf), sendBufMinCapacity, b.limit, need))
+		nb := b.alloc(bufRingGrowCap(len(b.buf), sendBufMinCapacity, b.limit, need))
 		if used > 0 {
 			bufRingMove(nb, b.buf, b.acked, b.written)
 		}
+		b.free()
 		b.buf = nb
 	}
 	bufRingWrite(b.buf, b.written, p[:n])
@@ -271,8 +275,25 @@ func (b *sendBuffer) shrink() bool {
 	if b.acked != b.written || b.buf == nil {
 		return false
 	}
-	b.buf = nil
+	b.free()
 	return true
+}
+
+// alloc returns storage for a ring of n bytes.
+func (b *sendBuffer) alloc(n int) []byte {
+	if b.pooled {
+		return getRing(n)
+	}
+	return make([]byte, n)
+}
+
+// free lets go of the ring, giving it back to its pool if it came from
+// one.
+func (b *sendBuffer) free() {
+	if b.pooled && b.buf != nil {
+		putRing(b.buf)
+	}
+	b.buf = nil
 }
 
 // reset discards all data and releases the memory after the stream is reset
@@ -286,7 +307,7 @@ func (b *sendBuffer) shrink() bool {
 func (b *sendBuffer) reset() {
 	b.isReset = true
 	b.acked = b.written // buffered() is 0
-	b.buf = nil
+	b.free()
 	b.ackedRanges = nil
 	b.lost = nil
 }

@@ -92,6 +92,7 @@ type Transport struct {
 	closeOnce sync.Once
 	closing   chan struct{}
 	wg        sync.WaitGroup
+	runners   runnerPool // conn_runner.go
 
 	resetBudget atomic.Int64 // stateless resets still allowed this second
 
@@ -137,6 +138,7 @@ func (t *Transport) init() error {
 			disableBatch: t.DisableBatchIO, bufferSize: t.SocketBufferSize,
 		})
 		t.closing = make(chan struct{})
+		t.runners.ch = make(chan *Conn)
 		t.wg.Add(1)
 		go t.readLoop()
 	})

@@ -622,10 +622,10 @@ func (h *SentPacketHandler) ReleaseIdle(now time.Time) {
 		}
 		h.expireNotInFlight(now, Space(i), s)
 		if s.packets.n == 0 {
-			s.packets.buf, s.packets.head = nil, 0
+			s.packets.release()
 		}
 		if s.frames.head == s.frames.tail && s.pendingFrames == s.frames.tail {
-			s.frames.buf = nil
+			s.frames.release()
 		}
 	}
 	h.events = nil

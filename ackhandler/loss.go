@@ -414,6 +414,8 @@ func (h *SentPacketHandler) DropSpace(now time.Time, space Space) {
 		}
 		h.ecn.onGone(e.ECN, false)
 	}
+	s.packets.release()
+	s.frames.release()
 	*s = spaceState{
 		nextPN:            s.nextPN,
 		lastSent:          s.lastSent,

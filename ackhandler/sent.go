@@ -1,6 +1,7 @@
 package ackhandler
 
 import (
+	"sync"
 	"time"
 
 	"github.com/quicstack/quic/wire"
@@ -167,13 +168,29 @@ func (r *sentRing) popFront() {
 }
 
 func (r *sentRing) grow() {
-	size := max(2*len(r.buf), 8) // small first: idle connections keep it
-	buf := make([]sentEntry, size)
+	if len(r.buf) == 0 {
+		// Small first: idle connections keep it, and the Initial and
+		// Handshake spaces rarely need more.
+		r.buf, r.head = sentRingPool.Get().(*[minSentRing]sentEntry)[:], 0
+		return
+	}
+	buf := make([]sentEntry, 2*len(r.buf))
 	for i := 0; i < r.n; i++ {
 		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 	}
+	r.release()
 	r.buf = buf
 	r.head = 0
+}
+
+// release lets go of the ring's storage, giving it back to the pool if it
+// came from there. Its records are gone.
+func (r *sentRing) release() {
+	if len(r.buf) == minSentRing {
+		clear(r.buf)
+		sentRingPool.Put((*[minSentRing]sentEntry)(r.buf))
+	}
+	r.buf, r.head = nil, 0
 }
 
 // frameRing stores frame records between absolute positions head
@@ -199,11 +216,40 @@ func (r *frameRing) push(f FrameRecord) {
 }
 
 func (r *frameRing) grow() {
-	size := max(2*len(r.buf), 16)
+	if len(r.buf) == 0 {
+		r.buf = frameRingPool.Get().(*[minFrameRing]FrameRecord)[:]
+		return
+	}
+	size := 2 * len(r.buf)
 	buf := make([]FrameRecord, size)
 	mask := uint64(size - 1)
 	for pos := r.head; pos != r.tail; pos++ {
 		buf[pos&mask] = *r.at(pos)
 	}
+	r.release()
 	r.buf = buf
 }
+
+// release lets go of the ring's storage, giving it back to the pool if it
+// came from there. Positions are kept; the records are gone.
+func (r *frameRing) release() {
+	if len(r.buf) == minFrameRing {
+		clear(r.buf)
+		frameRingPool.Put((*[minFrameRing]FrameRecord)(r.buf))
+	}
+	r.buf = nil
+}
+
+// The first, smallest rings of a packet number space are pooled: every
+// connection uses three spaces, two of them only for its handshake
+// (DropSpace gives their rings back), and a closing connection lets go
+// of its third.
+const (
+	minSentRing  = 8
+	minFrameRing = 16
+)
+
+var (
+	sentRingPool  = sync.Pool{New: func() any { return new([minSentRing]sentEntry) }}
+	frameRingPool = sync.Pool{New: func() any { return new([minFrameRing]FrameRecord) }}
+)

@@ -3,10 +3,7 @@ package handshake
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/tls"
-	"hash"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -16,18 +13,27 @@ import (
 type suiteParams struct {
 	id uint16
 	// hash is the hash function of the suite's HKDF; traffic secrets are
-	// hash().Size() bytes long.
-	hash func() hash.Hash
+	// hash.size() bytes long.
+	hash kdfHash
 	// keyLen is the length of both the AEAD key and the header protection
 	// key: "the Length provided to HKDF-Expand-Label along with these
 	// labels is determined by the size of keys in the AEAD or header
 	// protection algorithm" (RFC 9001, Section 5.1).
 	keyLen int
-	// chacha selects ChaCha20 header protection (RFC 9001, Section 5.4.4)
-	// instead of AES-ECB (Section 5.4.3).
+	// chacha selects ChaCha20-Poly1305 packet protection and ChaCha20
+	// header protection (RFC 9001, Section 5.4.4) instead of AES-GCM and
+	// AES-ECB (Section 5.4.3).
 	chacha bool
-	// newAEAD builds the suite's AEAD from a key of keyLen bytes.
-	newAEAD func(key []byte) (cipher.AEAD, error)
+}
+
+// newAEAD builds the suite's AEAD from a key of keyLen bytes. It calls the
+// constructors directly rather than through a function value, so that the
+// key, which the caller keeps on its stack, does not escape to the heap.
+func (s *suiteParams) newAEAD(key []byte) (cipher.AEAD, error) {
+	if s.chacha {
+		return chacha20poly1305.New(key)
+	}
+	return newAESGCM(key)
 }
 
 func newAESGCM(key []byte) (cipher.AEAD, error) {
@@ -40,23 +46,20 @@ func newAESGCM(key []byte) (cipher.AEAD, error) {
 
 var (
 	suiteAES128GCM = suiteParams{
-		id:      tls.TLS_AES_128_GCM_SHA256,
-		hash:    sha256.New,
-		keyLen:  16,
-		newAEAD: newAESGCM,
+		id:     tls.TLS_AES_128_GCM_SHA256,
+		hash:   kdfSHA256,
+		keyLen: 16,
 	}
 	suiteAES256GCM = suiteParams{
-		id:      tls.TLS_AES_256_GCM_SHA384,
-		hash:    sha512.New384,
-		keyLen:  32,
-		newAEAD: newAESGCM,
+		id:     tls.TLS_AES_256_GCM_SHA384,
+		hash:   kdfSHA384,
+		keyLen: 32,
 	}
 	suiteChaCha20Poly1305 = suiteParams{
-		id:      tls.TLS_CHACHA20_POLY1305_SHA256,
-		hash:    sha256.New,
-		keyLen:  chacha20poly1305.KeySize,
-		chacha:  true,
-		newAEAD: chacha20poly1305.New,
+		id:     tls.TLS_CHACHA20_POLY1305_SHA256,
+		hash:   kdfSHA256,
+		keyLen: chacha20poly1305.KeySize,
+		chacha: true,
 	}
 )
 

@@ -372,6 +372,17 @@ func (s *CryptoSetup) Close() error {
 	return s.conn.Close()
 }
 
+// Release closes crypto/tls's connection and drops it, with what only the
+// handshake needs, for a connection that is closing: ConnectionState,
+// HandshakeState and PeerParams stay available; HandleCrypto fails.
+func (s *CryptoSetup) Release() {
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	s.params = nil
+}
+
 // ReleaseIfDone, on a server whose handshake completed and whose session
 // ticket was taken from NextEvent, closes crypto/tls's connection and
 // drops it, with the handshake buffers it keeps (about 5 KB of an idle

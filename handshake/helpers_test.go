@@ -34,7 +34,7 @@ var versions = []wire.Version{wire.Version1, wire.Version2}
 // testSecret returns a deterministic traffic secret of the right length for
 // suite.
 func testSecret(suite uint16, seed byte) []byte {
-	b := make([]byte, suiteFor(suite).hash().Size())
+	b := make([]byte, suiteFor(suite).hash.size())
 	for i := range b {
 		b[i] = seed + byte(i)*7
 	}

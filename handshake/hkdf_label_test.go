@@ -2,7 +2,6 @@ package handshake
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"testing"
 )
@@ -21,7 +20,7 @@ func TestHKDFLabel(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: no length for label %q", vs.rfc, label)
 			}
-			if got := hex.EncodeToString(hkdfLabel(n, label)); got != want {
+			if got := hex.EncodeToString(appendHKDFLabel(nil, n, label)); got != want {
 				t.Errorf("%s: hkdfLabel(%d, %q) = %s, want %s", vs.rfc, n, label, got, want)
 			}
 		}
@@ -43,7 +42,7 @@ func TestHKDFExpandLabel(t *testing.T) {
 			{p.ivLabel, 12, vs.clientIV},
 			{p.hpLabel, 16, vs.clientHP},
 		} {
-			got, err := hkdfExpandLabel(sha256.New, secret, c.label, c.n)
+			got, err := expandLabel(kdfSHA256, secret, c.label, c.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +64,7 @@ func TestHKDFLabelOutOfRange(t *testing.T) {
 					t.Errorf("hkdfLabel(%d, len %d) did not panic", c.n, len(c.label))
 				}
 			}()
-			hkdfLabel(c.n, c.label)
+			appendHKDFLabel(nil, c.n, c.label)
 		}()
 	}
 }

@@ -1,7 +1,6 @@
 package handshake
 
 import (
-	"crypto/hkdf"
 	"crypto/sha256"
 
 	"github.com/quicstack/quic/wire"
@@ -35,16 +34,14 @@ func InitialSecrets(v wire.Version, clientDstConnID []byte) (client, server []by
 	// "The HKDF-Expand-Label function defined in TLS 1.3 MUST be used for
 	// Initial packets even where the TLS versions offered do not include
 	// TLS 1.3." RFC 9001, Section 5.2
-	initial, err := hkdf.Extract(sha256.New, clientDstConnID, p.initialSalt)
-	if err != nil {
+	var initial [maxHashLen]byte
+	defer clear(initial[:])
+	if err := kdfSHA256.hkdfExtract(&initial, clientDstConnID, p.initialSalt); err != nil {
 		panic("handshake: InitialSecrets: " + err.Error())
 	}
-	client, err = hkdfExpandLabel(sha256.New, initial, "client in", sha256.Size)
-	if err != nil {
-		panic("handshake: InitialSecrets: " + err.Error())
-	}
-	server, err = hkdfExpandLabel(sha256.New, initial, "server in", sha256.Size)
-	if err != nil {
+	secrets := make([]byte, 2*sha256.Size) // one allocation for both
+	client, server = secrets[:sha256.Size:sha256.Size], secrets[sha256.Size:]
+	if err := kdfSHA256.hkdfExpandLabels(initial[:sha256.Size], labelOut{client, "client in"}, labelOut{server, "server in"}); err != nil {
 		panic("handshake: InitialSecrets: " + err.Error())
 	}
 	return client, server

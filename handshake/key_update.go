@@ -29,11 +29,11 @@ func NextSecret(suite uint16, v wire.Version, secret []byte) ([]byte, error) {
 	if vp == nil {
 		return nil, ErrUnsupportedVersion
 	}
-	n := s.hash().Size()
+	n := s.hash.size()
 	if len(secret) != n {
 		return nil, errSecretLen
 	}
-	return hkdfExpandLabel(s.hash, secret, vp.kuLabel, n)
+	return expandLabel(s.hash, secret, vp.kuLabel, n)
 }
 
 // AEAD usage limits of RFC 9001, Section 6.6, in packets.

@@ -16,6 +16,8 @@ var ErrKeyUpdateNotAllowed = errors.New("handshake: key update not allowed yet")
 // it is.
 var ErrKeysNotAvailable = errors.New("handshake: 1-RTT read keys not available yet")
 
+var errReadSuiteMismatch = errors.New("handshake: 1-RTT read secret for another cipher suite or version than the write secret")
+
 // OneRTTKeys protects and unprotects 1-RTT packets across key updates
 // (RFC 9001, Section 6). It holds the current write keys and three sets of
 // read keys: the current ones, the previous ones for packets delayed across
@@ -29,15 +31,18 @@ var ErrKeysNotAvailable = errors.New("handshake: 1-RTT read keys not available y
 // The write keys of the next phase are derived only when an update is
 // initiated or followed: sending reveals nothing about received packets.
 //
-// An idle connection can Release the expanded keys (the AEADs and the
-// header protection ciphers, about 3 KB) and keep the secrets they come
-// from; see Release.
+// Each direction's keys are expanded (AEAD and header protection cipher,
+// about 1.5 KB, and the next read keys with the current ones) when first
+// used: a connection that closes after its handshake, or a server that
+// sends nothing before the client's close, does not derive keys it never
+// uses. An idle connection can Release the expanded keys again and keep
+// the secrets they come from; see Release.
 //
 // OneRTTKeys never reads the clock: methods that depend on time take now.
 // Like all protocol state, it is owned by the connection's goroutine and is
 // not safe for concurrent use. Sealing and opening allocate nothing; an
 // update derives new keys and allocates once, and so does the first Seal
-// or Open after Release.
+// or Open of each direction, at first and after Release.
 type OneRTTKeys struct {
 	seal       *Sealer
 	writePhase uint8 // Key Phase bit of packets sealed now
@@ -66,15 +71,15 @@ type OneRTTKeys struct {
 	autoUpdate uint64 // initiate an update after this many packets
 	failed     uint64
 
-	// What rebuilds the keys after Release: the cipher suite and version,
-	// the header protection keys (which never change, Section 6.1; the
-	// first keyLen bytes are used), and while released the secrets of the
-	// current phase in each direction.
+	// What expands the keys on first use and after Release: the cipher
+	// suite and version, the header protection keys (which never change,
+	// Section 6.1; the first keyLen bytes are used), and the secret of the
+	// current phase of each direction whose keys are not expanded (seal or
+	// open nil).
 	suite                   uint16
 	version                 wire.Version
-	writeHP, readHP         [32]byte
+	writeHP, readHP         [maxKeyLen]byte
 	writeSecret, readSecret []byte
-	released                bool
 }
 
 // NewOneRTTKeys returns the 1-RTT keys for the write and read secrets that
@@ -98,20 +103,16 @@ func NewOneRTTKeys(suite uint16, v wire.Version, writeSecret, readSecret []byte)
 // RFC 9001, Sections 4.1.1 and 5.7). Open returns ErrKeysNotAvailable until
 // SetReadSecret.
 func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneRTTKeys, error) {
-	seal, err := NewSealer(suite, v, writeSecret)
-	if err != nil {
-		return nil, err
-	}
 	k := &OneRTTKeys{
-		seal:      seal,
 		firstSent: wire.InvalidPacketNumber, firstRecv: wire.InvalidPacketNumber,
 		confLimit: ConfidentialityLimit(suite), integLimit: IntegrityLimit(suite),
 		pto:   time.Second,
 		suite: suite, version: v,
 	}
-	if err := k.keepHPKey(&k.writeHP, writeSecret); err != nil {
+	if err := k.keepSecret(&k.writeHP, writeSecret); err != nil {
 		return nil, err
 	}
+	k.writeSecret = writeSecret
 	// Start updating at half the confidentiality limit, leaving the other
 	// half for the peer to acknowledge the packet that makes updating
 	// possible ("Endpoints MUST initiate a key update before sending more
@@ -121,46 +122,47 @@ func NewOneRTTWriteKeys(suite uint16, v wire.Version, writeSecret []byte) (*OneR
 }
 
 // SetReadSecret installs the read keys of keys made by NewOneRTTWriteKeys.
+// The read keys, and the next ones, are expanded by the first Open.
 func (k *OneRTTKeys) SetReadSecret(suite uint16, v wire.Version, readSecret []byte) error {
-	open, err := NewOpener(suite, v, readSecret)
-	if err != nil {
+	if suite != k.suite || v != k.version {
+		return errReadSuiteMismatch
+	}
+	if err := k.keepSecret(&k.readHP, readSecret); err != nil {
 		return err
 	}
-	next, err := open.Next()
-	if err != nil {
-		return err
-	}
-	if err := k.keepHPKey(&k.readHP, readSecret); err != nil {
-		return err
-	}
-	k.open, k.next = open, next
+	k.readSecret = readSecret
 	return nil
 }
 
-// keepHPKey stores the header protection key of a direction's first
-// secret, for rebuilding the keys after Release.
-func (k *OneRTTKeys) keepHPKey(dst *[32]byte, secret []byte) error {
-	s, vp := suiteFor(k.suite), paramsFor(k.version)
-	hp, err := deriveHPKey(s, vp, secret)
-	if err != nil {
-		return err
+// keepSecret checks a direction's first secret and derives its header
+// protection key into hp, which every later key phase keeps.
+func (k *OneRTTKeys) keepSecret(hp *[maxKeyLen]byte, secret []byte) error {
+	s := suiteFor(k.suite)
+	if s == nil {
+		return ErrUnsupportedCipherSuite
 	}
-	copy(dst[:], hp)
-	clear(hp)
-	return nil
+	vp := paramsFor(k.version)
+	if vp == nil {
+		return ErrUnsupportedVersion
+	}
+	if len(secret) != s.hash.size() {
+		return errSecretLen
+	}
+	return deriveHPKey(s, vp, secret, hp[:s.keyLen])
 }
 
 // CanOpen reports whether the read keys are installed.
-func (k *OneRTTKeys) CanOpen() bool { return k.open != nil || k.released }
+func (k *OneRTTKeys) CanOpen() bool { return k.open != nil || k.readSecret != nil }
 
 // Release drops the expanded keys, for a connection that has been idle:
 // the current write keys and the current and next read keys, which
 // together hold about 3 KB in AES-GCM and AES header protection state. It
-// keeps the secrets of the current phase and the header protection keys,
-// and the next Seal, Open, Update or MaybeUpdate derives all three sets
-// again at once, whatever the packet. It does nothing, and reports false,
-// while the read keys are not installed or the previous read keys are
-// still kept after an update.
+// keeps the secrets of the current phase and the header protection keys;
+// the next Seal, Update or MaybeUpdate derives the write keys again, and
+// the next Open the current and next read keys, whatever the packet. It
+// does nothing, and reports false, while the read keys are not installed,
+// the previous read keys are still kept after an update, or no keys are
+// expanded.
 //
 // Deriving keys as part of packet processing "creates a timing signal
 // that could be used by an attacker to learn when key updates happen and
@@ -172,38 +174,58 @@ func (k *OneRTTKeys) CanOpen() bool { return k.open != nil || k.released }
 // "endpoints are generally expected to have current and next receive
 // packet protection keys available" (Section 6.3).
 func (k *OneRTTKeys) Release() bool {
-	if k.released || k.open == nil || k.prev != nil {
+	if !k.CanOpen() || k.prev != nil || k.Released() {
 		return false
 	}
-	k.writeSecret, k.readSecret = k.seal.p.secret, k.open.p.secret
-	k.seal, k.open, k.next = nil, nil, nil
-	k.released = true
+	if k.seal != nil {
+		k.writeSecret, k.seal = k.seal.p.secret, nil
+	}
+	if k.open != nil {
+		k.readSecret, k.open, k.next = k.open.p.secret, nil, nil
+	}
 	return true
 }
 
-// Released reports whether the keys were released and not derived again
-// since.
-func (k *OneRTTKeys) Released() bool { return k.released }
+// Released reports whether no keys are expanded: after Release, or before
+// the first Seal and Open, until one of them expands its direction's keys.
+func (k *OneRTTKeys) Released() bool { return k.seal == nil && k.open == nil }
 
-// restore derives the keys Release dropped.
-func (k *OneRTTKeys) restore() error {
+// expandWrite derives the write keys of the current phase, if they are
+// not expanded.
+func (k *OneRTTKeys) expandWrite() error {
+	if k.seal != nil {
+		return nil
+	}
 	s, vp := suiteFor(k.suite), paramsFor(k.version)
-	sp, err := newProtectionHP(s, vp, k.writeSecret, k.writeHP[:s.keyLen])
+	p, err := newProtectionHP(s, vp, k.writeSecret, k.writeHP[:s.keyLen])
 	if err != nil {
 		return err
 	}
-	op, err := newProtectionHP(s, vp, k.readSecret, k.readHP[:s.keyLen])
+	k.seal, k.writeSecret = &Sealer{p: p}, nil
+	return nil
+}
+
+// expandRead derives the current and next read keys, if the read secret
+// is known and they are not expanded. Both are derived before any packet
+// is looked at, so that the time it takes never depends on a packet's Key
+// Phase bit (RFC 9001, Section 9.5), and the next keys are available, as
+// "endpoints are generally expected to have current and next receive
+// packet protection keys available" (Section 6.3).
+func (k *OneRTTKeys) expandRead() error {
+	if k.open != nil || k.readSecret == nil {
+		return nil
+	}
+	s, vp := suiteFor(k.suite), paramsFor(k.version)
+	p, err := newProtectionHP(s, vp, k.readSecret, k.readHP[:s.keyLen])
 	if err != nil {
 		return err
 	}
-	open := &Opener{p: op}
+	open := &Opener{p: p}
 	next, err := open.Next()
 	if err != nil {
 		return err
 	}
-	k.seal, k.open, k.next = &Sealer{p: sp}, open, next
-	k.writeSecret, k.readSecret = nil, nil
-	k.released = false
+	k.open, k.next, k.readSecret = open, next, nil
 	return nil
 }
 
@@ -259,11 +281,6 @@ func (k *OneRTTKeys) Update(now time.Time) error {
 	if !k.canUpdate(now) {
 		return ErrKeyUpdateNotAllowed
 	}
-	if k.released {
-		if err := k.restore(); err != nil {
-			return err
-		}
-	}
 	return k.updateWrite()
 }
 
@@ -274,13 +291,13 @@ func (k *OneRTTKeys) MaybeUpdate(now time.Time) bool {
 	if k.sealed < k.autoUpdate || !k.canUpdate(now) {
 		return false
 	}
-	if k.released && k.restore() != nil {
-		return false
-	}
 	return k.updateWrite() == nil
 }
 
 func (k *OneRTTKeys) updateWrite() error {
+	if err := k.expandWrite(); err != nil {
+		return err
+	}
 	seal, err := k.seal.Next()
 	if err != nil {
 		return err
@@ -306,10 +323,8 @@ func (k *OneRTTKeys) Seal(packet []byte, pnOffset, pnLen int, pn wire.PacketNumb
 	if k.sealed >= k.confLimit {
 		return nil, errAEADLimit
 	}
-	if k.released {
-		if err := k.restore(); err != nil {
-			return nil, err
-		}
+	if err := k.expandWrite(); err != nil {
+		return nil, err
 	}
 	packet[0] = packet[0]&^0x04 | k.writePhase<<2
 	out := k.seal.Seal(packet, pnOffset, pnLen, pn)
@@ -354,10 +369,8 @@ func (k *OneRTTKeys) OnAcked(now time.Time, largest wire.PacketNumber) {
 // connection adds those of other levels to apply the limit "across all
 // keys".
 func (k *OneRTTKeys) Open(now time.Time, packet []byte, pnOffset int, largest wire.PacketNumber) (wire.PacketNumber, []byte, error) {
-	if k.released {
-		if err := k.restore(); err != nil {
-			return 0, nil, err
-		}
+	if err := k.expandRead(); err != nil {
+		return 0, nil, err
 	}
 	if k.open == nil {
 		return 0, nil, ErrKeysNotAvailable

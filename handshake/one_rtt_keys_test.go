@@ -282,17 +282,30 @@ func TestOneRTTKeysRelease(t *testing.T) {
 			client, server := newOneRTTPair(t, suite)
 			client.SetHandshakeConfirmed()
 			server.SetHandshakeConfirmed()
+			// Keys are expanded on first use: new ones are as released.
+			if !server.Released() || !server.CanOpen() {
+				t.Fatal("new keys expanded, or cannot open")
+			}
+			if server.Release() {
+				t.Fatal("Release of keys never expanded reported a release")
+			}
+			if pn, err := openPacket(server, t0, sealPacket(t, client, 0), -1); err != nil || pn != 0 {
+				t.Fatalf("first open: pn %d, %v", pn, err)
+			}
+			if server.Released() {
+				t.Fatal("keys still released after Open")
+			}
+			if server.seal != nil || server.next == nil {
+				t.Fatal("Open expanded the write keys, or not the next read keys")
+			}
 			if !server.Release() || !server.Released() || !server.CanOpen() {
-				t.Fatal("Release of installed keys failed")
+				t.Fatal("Release of expanded keys failed")
 			}
 			if server.Release() {
 				t.Fatal("second Release reported a release")
 			}
-			if pn, err := openPacket(server, t0, sealPacket(t, client, 0), -1); err != nil || pn != 0 {
+			if pn, err := openPacket(server, t0, sealPacket(t, client, 1), 0); err != nil || pn != 1 {
 				t.Fatalf("open after Release: pn %d, %v", pn, err)
-			}
-			if server.Released() {
-				t.Fatal("keys still released after Open")
 			}
 			server.Release()
 			if _, err := openPacket(client, t0, sealPacket(t, server, 0), -1); err != nil {

@@ -2,7 +2,6 @@ package handshake
 
 import (
 	"crypto/cipher"
-	"crypto/tls"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -24,14 +23,28 @@ type protection struct {
 	suite   *suiteParams
 	version *versionParams
 	secret  []byte // traffic secret the AEAD key and IV come from
-	aead    cipher.AEAD
-	iv      [ivLen]byte
-	nonce   [ivLen]byte // scratch for the per-packet nonce
-	hp      headerProtector
+	// aead is nil until the keys are derived from secret: Initial keys
+	// are derived on first use (see newLazyProtection).
+	aead  cipher.AEAD
+	iv    [ivLen]byte
+	nonce [ivLen]byte // scratch for the per-packet nonce
+	hp    headerProtector
 }
+
+// maxKeyLen is the longest AEAD or header protection key: 32 bytes for
+// AES-256 and ChaCha20.
+const maxKeyLen = 32
 
 // newProtection derives key, IV and header protection key from secret.
 func newProtection(suite uint16, v wire.Version, secret []byte) (protection, error) {
+	var hpKey [maxKeyLen]byte
+	defer clear(hpKey[:])
+	return newProtectionKeepHP(suite, v, secret, &hpKey)
+}
+
+// newProtectionKeepHP is newProtection that leaves the header protection
+// key in hpKey (its first keyLen bytes), for a caller that keeps it.
+func newProtectionKeepHP(suite uint16, v wire.Version, secret []byte, hpKey *[maxKeyLen]byte) (protection, error) {
 	s := suiteFor(suite)
 	if s == nil {
 		return protection{}, ErrUnsupportedCipherSuite
@@ -40,14 +53,63 @@ func newProtection(suite uint16, v wire.Version, secret []byte) (protection, err
 	if vp == nil {
 		return protection{}, ErrUnsupportedVersion
 	}
-	if len(secret) != s.hash().Size() {
+	if len(secret) != s.hash.size() {
 		return protection{}, errSecretLen
 	}
-	hpKey, err := deriveHPKey(s, vp, secret)
-	if err != nil {
+	return newProtectionFrom(s, vp, secret, hpKey)
+}
+
+// newProtectionFrom derives the AEAD key, the IV and the header protection
+// key from secret (with one keyed HMAC for the three), builds the
+// protection and leaves the header protection key in hpKey.
+func newProtectionFrom(s *suiteParams, vp *versionParams, secret []byte, hpKey *[maxKeyLen]byte) (protection, error) {
+	var key [maxKeyLen]byte
+	defer clear(key[:])
+	p := protection{suite: s, version: vp}
+	if err := deriveKeys(s, vp, secret, &key, &p.iv, hpKey[:s.keyLen]); err != nil {
 		return protection{}, err
 	}
-	return newProtectionHP(s, vp, secret, hpKey)
+	var err error
+	if p.aead, err = s.newAEAD(key[:s.keyLen]); err != nil {
+		return protection{}, err
+	}
+	if p.hp, err = newHeaderProtector(s, hpKey[:s.keyLen]); err != nil {
+		return protection{}, err
+	}
+	p.secret = secret
+	return p, nil
+}
+
+// newLazyProtection returns a protection for secret whose keys are
+// derived when it is first used ([protection.ready]). Initial keys are made
+// this way: they protect nothing secret (anyone who sees the client's first
+// Initial can derive them, RFC 9001, Section 5.2), so when they are derived
+// leaks nothing, and a connection makes some it never uses: a server the
+// first version's write keys when it upgrades the version before sending,
+// a client the first version's read keys when the server does. The
+// secret's length must have been checked against the suite.
+func newLazyProtection(s *suiteParams, vp *versionParams, secret []byte) protection {
+	return protection{suite: s, version: vp, secret: secret}
+}
+
+// ready derives the keys of a protection made by newLazyProtection, if that
+// has not happened yet. Derivation fails only for inputs that
+// newLazyProtection's callers rule out, so ready panics if it does.
+func (p *protection) ready() {
+	if p.aead == nil {
+		p.derive()
+	}
+}
+
+// derive is the slow path of ready, kept apart so that ready inlines.
+func (p *protection) derive() {
+	var hpKey [maxKeyLen]byte
+	defer clear(hpKey[:])
+	q, err := newProtectionFrom(p.suite, p.version, p.secret, &hpKey)
+	if err != nil {
+		panic("handshake: deriving Initial keys: " + err.Error())
+	}
+	*p = q
 }
 
 // newProtectionHP derives key and IV from secret and takes the header
@@ -65,50 +127,52 @@ func newProtectionHP(s *suiteParams, vp *versionParams, secret, hpKey []byte) (p
 	return p, nil
 }
 
-// deriveKeyIV derives the AEAD key and the IV from a traffic secret: "The
-// current encryption level secret and the label "quic key" are input to
-// the KDF to produce the AEAD key; the label "quic iv" is used to derive
-// the Initialization Vector (IV)" (RFC 9001, Section 5.1; "quicv2 key" and
-// "quicv2 iv" in version 2, RFC 9369, Section 3.3.2).
-func deriveKeyIV(s *suiteParams, vp *versionParams, secret []byte) (key, iv []byte, err error) {
-	if key, err = hkdfExpandLabel(s.hash, secret, vp.keyLabel, s.keyLen); err != nil {
-		return nil, nil, err
-	}
-	if iv, err = hkdfExpandLabel(s.hash, secret, vp.ivLabel, ivLen); err != nil {
-		return nil, nil, err
-	}
-	return key, iv, nil
+// deriveKeyIV derives the AEAD key (the first s.keyLen bytes of key) and
+// the IV from a traffic secret: "The current encryption level secret and
+// the label "quic key" are input to the KDF to produce the AEAD key; the
+// label "quic iv" is used to derive the Initialization Vector (IV)"
+// (RFC 9001, Section 5.1; "quicv2 key" and "quicv2 iv" in version 2,
+// RFC 9369, Section 3.3.2).
+func deriveKeyIV(s *suiteParams, vp *versionParams, secret []byte, key *[maxKeyLen]byte, iv *[ivLen]byte) error {
+	return s.hash.hkdfExpandLabels(secret, labelOut{key[:s.keyLen], vp.keyLabel}, labelOut{iv[:], vp.ivLabel})
 }
 
-// deriveHPKey derives the header protection key from a traffic secret: "The
-// header protection key uses the "quic hp" label" (RFC 9001, Section 5.1;
-// "quicv2 hp" in version 2).
-func deriveHPKey(s *suiteParams, vp *versionParams, secret []byte) ([]byte, error) {
-	return hkdfExpandLabel(s.hash, secret, vp.hpLabel, s.keyLen)
+// deriveKeys is deriveKeyIV and deriveHPKey together, hp being s.keyLen
+// bytes long.
+func deriveKeys(s *suiteParams, vp *versionParams, secret []byte, key *[maxKeyLen]byte, iv *[ivLen]byte, hp []byte) error {
+	return s.hash.hkdfExpandLabels(secret,
+		labelOut{key[:s.keyLen], vp.keyLabel}, labelOut{iv[:], vp.ivLabel}, labelOut{hp, vp.hpLabel})
+}
+
+// deriveHPKey derives the header protection key from a traffic secret into
+// dst, which is s.keyLen bytes long: "The header protection key uses the
+// "quic hp" label" (RFC 9001, Section 5.1; "quicv2 hp" in version 2).
+func deriveHPKey(s *suiteParams, vp *versionParams, secret, dst []byte) error {
+	return s.hash.hkdfExpandLabel(dst, secret, vp.hpLabel)
 }
 
 // setSecret derives the AEAD key and the IV from secret, leaving the header
 // protection key alone.
 func (p *protection) setSecret(secret []byte) error {
-	key, iv, err := deriveKeyIV(p.suite, p.version, secret)
+	var key [maxKeyLen]byte
+	defer clear(key[:])
+	if err := deriveKeyIV(p.suite, p.version, secret, &key, &p.iv); err != nil {
+		return err
+	}
+	aead, err := p.suite.newAEAD(key[:p.suite.keyLen])
 	if err != nil {
 		return err
 	}
-	aead, err := p.suite.newAEAD(key)
-	if err != nil {
-		return err
-	}
-	clear(key)
 	p.secret = secret
 	p.aead = aead
-	copy(p.iv[:], iv)
 	return nil
 }
 
 // next returns the protection of the next key phase: a new AEAD key and IV
 // from the next secret, with the same header protection key.
 func (p *protection) next() (protection, error) {
-	secret, err := hkdfExpandLabel(p.suite.hash, p.secret, p.version.kuLabel, p.suite.hash().Size())
+	p.ready()
+	secret, err := expandLabel(p.suite.hash, p.secret, p.version.kuLabel, p.suite.hash.size())
 	if err != nil {
 		return protection{}, err
 	}
@@ -209,19 +273,21 @@ func NewKeys(suite uint16, v wire.Version, secret []byte) (*Sealer, *Opener, err
 // the AEAD_AES_128_GCM packet protection." RFC 9001, Section 5.4.1
 //
 // NewInitialKeys panics under the same conditions as [InitialSecrets].
+//
+// Only the secrets are derived here; the AEAD and header protection keys of
+// each direction are derived when the Sealer or the Opener is first used,
+// so that keys a connection never uses cost nothing.
 func NewInitialKeys(v wire.Version, clientDstConnID []byte, isClient bool) (seal *Sealer, open *Opener) {
 	client, server := InitialSecrets(v, clientDstConnID)
 	if !isClient {
 		client, server = server, client
 	}
-	var err error
-	if seal, err = NewSealer(tls.TLS_AES_128_GCM_SHA256, v, client); err != nil {
-		panic("handshake: NewInitialKeys: " + err.Error())
-	}
-	if open, err = NewOpener(tls.TLS_AES_128_GCM_SHA256, v, server); err != nil {
-		panic("handshake: NewInitialKeys: " + err.Error())
-	}
-	return seal, open
+	s, vp := &suiteAES128GCM, paramsFor(v)
+	keys := &struct {
+		Sealer
+		Opener
+	}{Sealer{newLazyProtection(s, vp, client)}, Opener{newLazyProtection(s, vp, server)}}
+	return &keys.Sealer, &keys.Opener
 }
 
 // Suite returns the TLS cipher suite ID of s.

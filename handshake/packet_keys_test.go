@@ -27,12 +27,14 @@ func TestPacketKeysRFC(t *testing.T) {
 		} {
 			s, vp := suiteFor(c.suite), paramsFor(vs.version)
 			secret := unhex(t, c.secret)
-			key, iv, err := deriveKeyIV(s, vp, secret)
-			if err != nil {
+			var keyBuf [maxKeyLen]byte
+			var ivBuf [ivLen]byte
+			if err := deriveKeyIV(s, vp, secret, &keyBuf, &ivBuf); err != nil {
 				t.Fatal(err)
 			}
-			hp, err := deriveHPKey(s, vp, secret)
-			if err != nil {
+			key, iv := keyBuf[:s.keyLen], ivBuf[:]
+			hp := make([]byte, s.keyLen)
+			if err := deriveHPKey(s, vp, secret, hp); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(key, unhex(t, c.key)) {
@@ -158,6 +160,12 @@ func TestNewInitialKeysDirections(t *testing.T) {
 	for _, v := range versions {
 		cs, co := NewInitialKeys(v, cid, true)
 		ss, so := NewInitialKeys(v, cid, false)
+		for _, p := range []*protection{&cs.p, &co.p, &ss.p, &so.p} {
+			if p.aead != nil {
+				t.Errorf("%v: Initial keys derived before first use", v)
+			}
+			p.ready()
+		}
 		if cs.p.iv != so.p.iv || ss.p.iv != co.p.iv || cs.p.iv == ss.p.iv {
 			t.Errorf("%v: Initial key directions mixed up", v)
 		}

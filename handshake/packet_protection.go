@@ -54,6 +54,7 @@ func (s *Sealer) Seal(packet []byte, pnOffset, pnLen int, pn wire.PacketNumber) 
 		panic("handshake: Seal: payload too short for the header protection sample")
 	}
 	p := &s.p
+	p.ready()
 	payload := packet[hdrLen:]
 	p.aead.Seal(payload[:0], p.nonceFor(pn), payload, packet[:hdrLen])
 	packet = packet[:len(packet)+tagLen]
@@ -98,6 +99,7 @@ func (o *Opener) RemoveHeaderProtection(packet []byte, pnOffset int) (pnLen int,
 	if pnOffset < 1 || pnOffset > len(packet)-sampleOffset-sampleLen {
 		return 0, ErrPacketTooShort
 	}
+	o.p.ready()
 	// "Removing header protection only differs in the order in which the
 	// packet number length (pn_length) is determined" RFC 9001, Section 5.4.1
 	mask := o.p.hp.mask(packet[pnOffset+sampleOffset:])
@@ -127,6 +129,7 @@ func (o *Opener) Open(packet []byte, pnOffset, pnLen int, pn wire.PacketNumber) 
 		return nil, ErrPacketTooShort
 	}
 	p := &o.p
+	p.ready()
 	hdrLen := pnOffset + pnLen
 	ct := packet[hdrLen:]
 	payload, err = p.aead.Open(ct[:0], p.nonceFor(pn), ct, packet[:hdrLen])

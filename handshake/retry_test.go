@@ -89,11 +89,11 @@ func TestRetryKeysDerived(t *testing.T) {
 		{wire.Version2, "c4dd2484d681aefa4ff4d69c2c20299984a765a5d3c31982f38fc74162155e9f", retryKeyV2, retryNonceV2},
 	} {
 		p := paramsFor(c.v)
-		key, err := hkdfExpandLabel(sha256.New, unhex(t, c.secret), p.keyLabel, 16)
+		key, err := expandLabel(kdfSHA256, unhex(t, c.secret), p.keyLabel, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
-		nonce, err := hkdfExpandLabel(sha256.New, unhex(t, c.secret), p.ivLabel, 12)
+		nonce, err := expandLabel(kdfSHA256, unhex(t, c.secret), p.ivLabel, 12)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,8 @@ package interop
 //	BenchmarkBulkTransfer    one connection, one stream, 64 MB per iteration
 //	                         to a server that discards it; reports Gbit/s.
 //	BenchmarkHandshakes      fresh handshakes (dial, handshake, close), 32 at
-//	                         a time, against one server; reports handshakes/s.
+//	                         a time, against one server; reports handshakes/s
+//	                         and the CPU time of both sides per handshake.
 //	BenchmarkIdleConnMemory  10,000 idle connections to one server; reports
 //	                         the server's and the client's heap and goroutine
 //	                         stack per connection. The client runs in a child
@@ -370,6 +371,7 @@ func benchHandshakes(b *testing.B, im benchImpl) {
 	var failures atomic.Int64
 	var firstErr atomic.Value
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -383,11 +385,16 @@ func benchHandshakes(b *testing.B, im benchImpl) {
 			c.closeWithError(0, "")
 		}
 	})
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	if n := failures.Load(); n > 0 {
 		b.Fatalf("%d of %d handshakes failed, first: %v", n, b.N, firstErr.Load())
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handshakes/s")
+	// Both sides run in this process, so this is the CPU time of a client
+	// and a server handshake together (user and system), the figure that
+	// bounds the rate on a busy machine; 0 where getrusage is missing.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/handshake")
 }
 
 // --- BenchmarkIdleConnMemory ---

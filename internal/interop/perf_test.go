@@ -32,7 +32,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,13 +45,6 @@ var (
 	perfTime  = flag.Duration("perf.time", 3*time.Second, "duration of the handshake measurement")
 	perfIdle  = flag.Bool("perf.idle", true, "measure idle connections (takes a minute)")
 )
-
-// cpuTime returns the CPU time the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // bulkResult is one bulk transfer figure.
 type bulkResult struct {
