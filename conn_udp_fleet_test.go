@@ -7,9 +7,26 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// slowReadConn holds each datagram it reads for delay (while delay is
+// set) before handing it over, so that what the application writes just
+// after a dial leaves before the server's answer is processed.
+type slowReadConn struct {
+	net.PacketConn
+	delay atomic.Int64
+}
+
+func (c *slowReadConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	n, addr, err := c.PacketConn.ReadFrom(p)
+	if d := c.delay.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+	return n, addr, err
+}
 
 // fleetServer is one server of a fleet: its own socket and Transport, the
 // fleet's keys.
@@ -113,10 +130,11 @@ func TestUDPFleetSharedKeys(t *testing.T) {
 
 	store := NewLRUTokenStore(4, 4)
 	cfg := &Config{TokenStore: store}
-	cudp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	udpConn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	cudp := &slowReadConn{PacketConn: udpConn}
 	ctr := &Transport{Conn: cudp}
 	defer func() { ctr.Close(); cudp.Close() }()
 
@@ -144,11 +162,16 @@ func TestUDPFleetSharedKeys(t *testing.T) {
 	}
 	store.Put(key, tok)
 
+	// The request must leave in 0-RTT: on a loaded machine the handshake
+	// could otherwise complete before the application writes, and the
+	// request would go in 1-RTT.
+	cudp.delay.Store(int64(20 * time.Millisecond))
 	c2, err := ctr.DialEarly(ctx, b.l.Addr(), ctls, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp := fleetRequest(t, ctx, c2)
+	cudp.delay.Store(0)
 	<-c2.HandshakeComplete()
 	st := c2.ConnectionState()
 	if c2.state.hasRetried {
