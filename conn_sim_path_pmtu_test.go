@@ -143,7 +143,12 @@ func TestPathMTUBlackHoleCountsBursts(t *testing.T) {
 // flight. Searching up to 9000 bytes over a 1500-byte interface takes a
 // probe per size that fits, where three lost probes per size too large
 // would take seconds more.
-func TestSimPathMTULocalRefusal(t *testing.T) {
+// newSimPairLocalMTU1500 connects nothing yet: it returns a pair that
+// may send up to 9000 bytes whose client's local stack refuses every
+// datagram above 1500 bytes, as the kernel does with EMSGSIZE, and the
+// count of datagrams refused so far.
+func newSimPairLocalMTU1500(t *testing.T) (*simPair, *int) {
+	t.Helper()
 	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000}, 101)
 	p.server.maxRecvPayload = 9000
 	p.client.buf = make([]byte, 0, 9000)
@@ -156,6 +161,11 @@ func TestSimPathMTULocalRefusal(t *testing.T) {
 		p.client.c.handleSendTooBig(now, len(d))
 		return true
 	}
+	return p, &refused
+}
+
+func TestSimPathMTULocalRefusal(t *testing.T) {
+	p, refused := newSimPairLocalMTU1500(t)
 	p.connect(t)
 	start := p.sim.Now()
 	c := p.client.c
@@ -169,13 +179,13 @@ func TestSimPathMTULocalRefusal(t *testing.T) {
 	if d := p.sim.Now().Sub(start); d > 700*time.Millisecond {
 		t.Errorf("search took %v", d)
 	}
-	if refused == 0 || refused > 10 {
-		t.Errorf("%d probes refused", refused)
+	if *refused == 0 || *refused > 10 {
+		t.Errorf("%d probes refused", *refused)
 	}
 	if st := c.cc.State(); st.Phase != "slow_start" {
 		t.Errorf("congestion controller in %q after refused probes", st.Phase)
 	}
-	t.Logf("converged in %v; %d probes refused", p.sim.Now().Sub(start), refused)
+	t.Logf("converged in %v; %d probes refused", p.sim.Now().Sub(start), *refused)
 }
 
 // A datagram of the size in force refused by the local stack (the route

@@ -11,27 +11,16 @@ import (
 // searches them (the search above an Ethernet MTU over an Ethernet
 // interface refuses a few probes on every connection).
 func TestSimPathMTURefusedProbeNotIgnoredForever(t *testing.T) {
-	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000}, 101)
-	p.server.maxRecvPayload = 9000
-	p.client.buf = make([]byte, 0, 9000)
-	refused := 0
-	p.client.dropOut = func(now time.Time, d []byte) bool {
-		if len(d) <= 1500 {
-			return false
-		}
-		refused++
-		p.client.c.handleSendTooBig(now, len(d))
-		return true
-	}
+	p, refused := newSimPairLocalMTU1500(t)
 	p.connect(t)
 	c := p.client.c
 	c.bytesSent = pmtuJumboAfter
 	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching && c.pmtud.jumboMax == 0 })
 	p.run(t, 10*time.Second, func() bool { return c.sent.BytesInFlight() == 0 })
-	if refused == 0 {
+	if *refused == 0 {
 		t.Fatal("no probe refused")
 	}
 	if c.ccw.taken != 0 {
-		t.Fatalf("%d packet numbers still ignored after %d refused probes, with nothing in flight", c.ccw.taken, refused)
+		t.Fatalf("%d packet numbers still ignored after %d refused probes, with nothing in flight", c.ccw.taken, *refused)
 	}
 }
