@@ -316,11 +316,15 @@ func (c *Conn) publish() {
 	c.mu.Lock()
 	c.snapshot.stats = st.stats()
 	c.mu.Unlock()
-	if st.closeState == stateActive && st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate()) {
-		c.wake() // reads to count (pollTransmit does): go round again
-	}
-	if st.closeState == stateActive && st.streams.publishStarved(st.connRecv.Starved() && st.connRecv.Window() < st.connRecv.MaxWindow()) {
-		c.wake() // a reader waits on a starved window: grow it (pollTransmit does)
+	if st.closeState == stateActive {
+		// Both are published whatever the other says. Reads to count, or
+		// a reader waiting on a starved window to grow: pollTransmit does
+		// both, so go round again.
+		readsDue := st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate())
+		starved := st.streams.publishStarved(st.connRecv.Starved() && st.connRecv.Window() < st.connRecv.MaxWindow())
+		if readsDue || starved {
+			c.wake()
+		}
 	}
 	c.syncResetTokens()
 	c.checkDrained()
