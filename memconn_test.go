@@ -24,6 +24,9 @@ type memConn struct {
 	peer *memConn
 	// latency delays each datagram this end writes (0: delivered at once).
 	latency time.Duration
+	// flight holds the datagrams written with a latency, oldest first.
+	flightMu sync.Mutex
+	flight   []memPacket
 	// blackhole, when set, makes this end's writes vanish, as if the
 	// network between the two ends went away.
 	blackhole atomic.Bool
@@ -120,18 +123,36 @@ func (c *memConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		return len(p), nil
 	}
 	pkt := memPacket{data: append([]byte(nil), p...), from: c.addr}
-	deliver := func() {
-		select {
-		case c.peer.in <- pkt:
-		default: // queue full: the datagram is lost, as on a real network
-		}
+	if c.latency <= 0 {
+		c.deliver(pkt)
+		return len(p), nil
 	}
-	if c.latency > 0 {
-		time.AfterFunc(c.latency, deliver)
-	} else {
-		deliver()
-	}
+	// The datagrams of a burst are due at the same instant, and timers due
+	// together fire in no particular order (under synctest, at random):
+	// each timer delivers the oldest datagram in flight, so that the link
+	// keeps their order, as a real path mostly does. A link that reordered
+	// a burst at random made loss detection (RFC 9002, Section 6.1.1)
+	// declare a good part of it lost.
+	c.flightMu.Lock()
+	c.flight = append(c.flight, pkt)
+	c.flightMu.Unlock()
+	time.AfterFunc(c.latency, func() {
+		c.flightMu.Lock()
+		defer c.flightMu.Unlock()
+		next := c.flight[0]
+		c.flight[0] = memPacket{}
+		c.flight = c.flight[1:]
+		c.deliver(next)
+	})
 	return len(p), nil
+}
+
+// deliver queues pkt at the peer.
+func (c *memConn) deliver(pkt memPacket) {
+	select {
+	case c.peer.in <- pkt:
+	default: // queue full: the datagram is lost, as on a real network
+	}
 }
 
 func (c *memConn) Close() error {
