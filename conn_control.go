@@ -1,6 +1,9 @@
 package quic
 
 import (
+	"net/netip"
+
+	"github.com/quicstack/quic/handshake"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -40,7 +43,11 @@ func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte
 	const s = ackhandler.SpaceApplication
 	if c.newTokenToSend {
 		// "A server MAY ... send a NEW_TOKEN frame ... after the handshake"
-		// (RFC 9000, Section 8.1.3); sent again if lost.
+		// (RFC 9000, Section 8.1.3); sent again if lost, with the same
+		// token.
+		if c.newToken == nil {
+			c.newToken = c.newTokenFor.mint(now)
+		}
 		f := wire.NewTokenFrame{Token: c.newToken}
 		if end-len(b) >= f.EncodedLen() {
 			b = f.Append(b)
@@ -127,4 +134,18 @@ func (c *connState) appendDatagramFrames(b []byte, end int) []byte {
 		c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{Type: wire.FrameTypeDatagramWithLength})
 		c.datagrams.popSend()
 	}
+}
+
+// A tokenMint makes the address validation token of a NEW_TOKEN frame
+// (RFC 9000, Section 8.1.3) for a client address.
+type tokenMint struct {
+	tokens *handshake.TokenProtector
+	addr   netip.Addr
+}
+
+func (m tokenMint) valid() bool { return m.tokens != nil && m.addr.IsValid() }
+
+// mint seals a token issued at now.
+func (m tokenMint) mint(now time.Time) []byte {
+	return m.tokens.AppendNewToken(nil, now, m.addr)
 }

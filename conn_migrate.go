@@ -144,7 +144,7 @@ func (c *Conn) publishPath() {
 		// "After verifying a new client address, the server SHOULD send
 		// new address validation tokens (Section 8) to the client."
 		// (RFC 9000, Section 9.3)
-		st.newToken = c.t.tokens.AppendNewToken(nil, time.Now(), p.addrs.remote.Addr())
+		st.newToken, st.newTokenFor = nil, tokenMint{c.t.tokens, p.addrs.remote.Addr()}
 		st.newTokenToSend = true
 	}
 }

@@ -46,6 +46,12 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		c.closeToSend = false
 		return c.pollClose(now, buf[:0])
 	}
+	if c.spareConnIDsDue {
+		c.issueSpareConnIDs(now)
+		if c.closeState != stateActive {
+			return c.pollTransmit(now, buf)
+		}
+	}
 	c.streams.processAttention(now)
 	c.growWindowForReaders()
 	if b, ok := c.pollPathProbe(now, buf); ok {

@@ -86,6 +86,7 @@ type connState struct {
 	handshakeConfirmed  bool
 	handshakeDoneToSend bool
 	sentHandshakePacket bool
+	spareConnIDsDue     bool // see confirmHandshake
 
 	// Anti-amplification (RFC 9000, Section 8.1): before the client's
 	// address is validated a server sends at most three times what it
@@ -154,10 +155,13 @@ type connState struct {
 	earlyParams  *wire.TransportParameters // client: the remembered server limits in force during 0-RTT
 	rxPacketType wire.PacketType           // type of the packet being processed
 
-	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send, a
-	// client's key to store received ones under.
+	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send
+	// (minted for newTokenFor when the frame is first built, so that a
+	// connection that ends with its handshake seals none), a client's key
+	// to store received ones under.
 	newTokenToSend bool
 	newToken       []byte
+	newTokenFor    tokenMint
 	tokenKey       string
 
 	obs connObs // statistics and tracing (tracer_events.go)
@@ -287,9 +291,9 @@ type connParams struct {
 	// ecn reports that the socket can mark packets ECT(0) and read the
 	// marks of received ones; without it ECN validation starts failed.
 	ecn bool
-	// newToken, on a server, is a NEW_TOKEN token to send once the
+	// newToken, on a server, mints the NEW_TOKEN token to send once the
 	// handshake completes.
-	newToken []byte
+	newToken tokenMint
 	// path is the handshake path's addresses, if known.
 	path pathAddrs
 	// maxSendPayload and maxRecvPayload are the socket layer's
@@ -314,7 +318,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		addressValidated: role == wire.RoleClient || p.addressValidated,
 		rtt:              congestion.NewRTTStats(),
 		retryToken:       p.token,
-		newToken:         p.newToken,
+		newTokenFor:      p.newToken,
 		tokenKey:         p.tokenKey,
 		obs:              connObs{t: p.tracer},
 	}
@@ -675,7 +679,7 @@ func (c *connState) onHandshakeComplete(now time.Time) {
 		// MUST send a HANDSHAKE_DONE frame as soon as the handshake is
 		// complete." (RFC 9000, Section 19.20)
 		c.handshakeDoneToSend = true
-		c.newTokenToSend = len(c.newToken) > 0
+		c.newTokenToSend = c.newTokenFor.valid()
 		c.confirmHandshake(now)
 	}
 	c.resetIdleTimer(now)
@@ -701,17 +705,24 @@ func (c *connState) confirmHandshake(now time.Time) {
 	// Spare connection IDs serve a peer that moves to another path (or
 	// retires IDs), which "MUST NOT initiate connection migration before
 	// the handshake is confirmed" (RFC 9000, Section 9): they are issued
-	// now rather than with the peer's transport parameters. A server's
-	// first flight thus spends none of its anti-amplification allowance
-	// on NEW_CONNECTION_ID frames, and a connection that ends with its
-	// handshake makes and routes none.
-	if c.peerParams != nil {
-		if err := c.localIDs.setPeerLimit(c.peerParams.ActiveConnectionIDLimit); err != nil {
-			c.closeWithError(now, err)
-			return
-		}
-	}
+	// now rather than with the peer's transport parameters, by the next
+	// pollTransmit (issueSpareConnIDs). A server's first flight thus
+	// spends none of its anti-amplification allowance on
+	// NEW_CONNECTION_ID frames, and a connection that ends with its
+	// handshake (the peer's CONNECTION_CLOSE arriving with its Finished)
+	// makes and routes none.
+	c.spareConnIDsDue = c.peerParams != nil
 	c.migrateToPreferredAddress(now)
+}
+
+// issueSpareConnIDs issues the connection IDs that confirmHandshake made
+// due, up to the peer's active_connection_id_limit (RFC 9000,
+// Section 5.1.1).
+func (c *connState) issueSpareConnIDs(now time.Time) {
+	c.spareConnIDsDue = false
+	if err := c.localIDs.setPeerLimit(c.peerParams.ActiveConnectionIDLimit); err != nil {
+		c.closeWithError(now, err)
+	}
 }
 
 // dropSpace discards the keys and state of a packet number space

@@ -127,7 +127,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	}
 	c.firstDstConnID = hdr.DstConnID
 	if ap, ok := addrPortOf(addr); ok {
-		cp.newToken = l.t.tokens.AppendNewToken(nil, now, ap.Addr())
+		cp.newToken = tokenMint{l.t.tokens, ap.Addr()}
 	}
 	cp.maxSendPayload, cp.maxRecvPayload = l.t.sock.payloadLimits()
 	cp.routes = connRoutes{&l.t.handlers, c}

@@ -43,7 +43,9 @@ type Config struct {
 // listener or dialer and shared by its connections: MinVersion is raised to
 // TLS 1.3 ("Clients MUST NOT offer TLS versions older than 1.3",
 // RFC 9001, Section 4.2), and NextProtos must not be empty, since QUIC
-// requires ALPN (RFC 9001, Section 8.1).
+// requires ALPN (RFC 9001, Section 8.1). A server's GetConfigForClient is
+// wrapped to see whether the client can resume sessions at all (see
+// observeClientHello).
 func PrepareTLSConfig(c *tls.Config) (*tls.Config, error) {
 	if c == nil {
 		return nil, errors.New("handshake: a tls.Config is required")
@@ -55,6 +57,7 @@ func PrepareTLSConfig(c *tls.Config) (*tls.Config, error) {
 	if tc.MinVersion < tls.VersionTLS13 {
 		tc.MinVersion = tls.VersionTLS13
 	}
+	observeClientHello(tc)
 	return tc, nil
 }
 
@@ -126,6 +129,9 @@ type CryptoSetup struct {
 	earlyAccepted bool // server: 0-RTT read keys were installed
 	complete      bool
 	err           error
+	// helloSeen and helloOffersPSK are set, on a server, by
+	// observeClientHello's hook.
+	helloSeen, helloOffersPSK bool
 	// state is the TLS state recorded when the handshake completed, kept
 	// when conn is released.
 	state *tls.ConnectionState
@@ -178,6 +184,9 @@ func (s *CryptoSetup) SetParams(p wire.TransportParameters) {
 // from NextEvent. ctx is passed to crypto/tls callbacks such as
 // GetCertificate through ClientHelloInfo.Context.
 func (s *CryptoSetup) Start(ctx context.Context) error {
+	if s.role == wire.RoleServer {
+		ctx = s.observedContext(ctx)
+	}
 	if err := s.conn.Start(ctx); err != nil {
 		return s.fail(err)
 	}
@@ -306,7 +315,7 @@ func (s *CryptoSetup) onHandshakeDone() error {
 	}
 	s.complete = true
 	s.state = &st
-	if s.role == wire.RoleServer {
+	if s.role == wire.RoleServer && s.sendsSessionTicket() {
 		// The one session ticket goes out in 1-RTT CRYPTO data right after
 		// the handshake. It carries the parameters that 0-RTT on a later
 		// connection relies on, so the server can check them then.

@@ -1,0 +1,58 @@
+package handshake
+
+import (
+	"context"
+	"crypto/tls"
+	"slices"
+)
+
+// extensionPSKKeyExchangeModes is the psk_key_exchange_modes extension
+// (RFC 8446, Section 4.2.9).
+const extensionPSKKeyExchangeModes = 45
+
+// helloObserverKey is the context key under which a server's CryptoSetup
+// passes itself to the GetConfigForClient hook of observeClientHello.
+type helloObserverKey struct{}
+
+// observeClientHello wraps c.GetConfigForClient, which crypto/tls calls
+// with every ClientHello a server receives, so that the connection's
+// CryptoSetup learns whether the client offered psk_key_exchange_modes; the
+// user's hook, if any, is called as before.
+//
+// A client without it cannot resume a session: "Servers SHOULD NOT send
+// NewSessionTicket with tickets that are not compatible with the
+// advertised modes" (RFC 8446, Section 4.2.9). crypto/tls's server follows
+// this over TCP, but QUICConn.SendSessionTicket does not check, so the
+// CryptoSetup does: a Go client without a ClientSessionCache, for one,
+// omits the extension, and a server spares itself sealing a ticket and
+// the client receiving one it would drop.
+func observeClientHello(c *tls.Config) {
+	user := c.GetConfigForClient
+	c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		// The hook runs on crypto/tls's handshake goroutine while the
+		// connection's goroutine waits in QUICConn.HandleData, which
+		// orders these writes before the connection's reads.
+		if s, ok := hello.Context().Value(helloObserverKey{}).(*CryptoSetup); ok {
+			s.helloSeen = true
+			s.helloOffersPSK = slices.Contains(hello.Extensions, extensionPSKKeyExchangeModes)
+		}
+		if user != nil {
+			return user(hello)
+		}
+		return nil, nil
+	}
+}
+
+// observedContext returns the context a server's handshake starts with, in
+// which observeClientHello's hook finds s.
+func (s *CryptoSetup) observedContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, helloObserverKey{}, s)
+}
+
+// sendsSessionTicket reports whether a server sends a session ticket: not
+// to a client whose ClientHello, as observeClientHello saw it, lacked
+// psk_key_exchange_modes. Without the hook (a Config not made by
+// PrepareTLSConfig) it does.
+func (s *CryptoSetup) sendsSessionTicket() bool {
+	return !s.helloSeen || s.helloOffersPSK
+}
