@@ -578,3 +578,36 @@ func TestReleaseIfDone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A server sends a session ticket only to a client that can resume: one
+// whose ClientHello has psk_key_exchange_modes, which a Go client sends
+// when it has a ClientSessionCache (RFC 8446, Section 4.2.9). The user's
+// GetConfigForClient still runs.
+func TestSessionTicketOnlyToResumingClients(t *testing.T) {
+	pki := newTestPKI(t)
+	for _, withCache := range []bool{false, true} {
+		ctls := pki.clientTLS() // with a cache
+		if !withCache {
+			ctls.ClientSessionCache = nil
+		}
+		stls := pki.serverTLS()
+		hookCalls := 0
+		stls.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			hookCalls++
+			return nil, nil
+		}
+		c, s := runHandshake(t,
+			&Config{TLS: ctls, Params: testParams(wire.RoleClient)},
+			&Config{TLS: stls, Params: testParams(wire.RoleServer)})
+		if c.err != nil || s.err != nil || !s.cs.HandshakeComplete() {
+			t.Fatalf("cache %v: client err %v, server err %v", withCache, c.err, s.err)
+		}
+		if hookCalls != 1 {
+			t.Errorf("cache %v: the user's GetConfigForClient ran %d times, want 1", withCache, hookCalls)
+		}
+		// The ticket is the server's only 1-RTT CRYPTO data.
+		if got := s.sent[LevelApplication] > 0; got != withCache {
+			t.Errorf("cache %v: server sent %d bytes of 1-RTT CRYPTO data (a ticket: %v)", withCache, s.sent[LevelApplication], got)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package quic
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
+)
+
+// A server whose handshake completes in the same batch of datagrams as
+// the client's CONNECTION_CLOSE (a client that connects and leaves at
+// once) issues no spare connection IDs and seals no NEW_TOKEN token: they
+// are made when a packet is built, and a draining connection builds none.
+// A connection that lives on gets both with its HANDSHAKE_DONE.
+func TestSimHandshakeEndingWithClose(t *testing.T) {
+	tokens, err := handshake.NewTokenProtector(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, closeAtOnce := range []bool{false, true} {
+		p := newSimPair(t, testLink, &Config{}, 1)
+		var held [][]byte
+		p.client.dropOut = func(_ time.Time, d []byte) bool {
+			if !p.client.c.handshakeComplete {
+				return false
+			}
+			held = append(held, append([]byte(nil), d...))
+			return true
+		}
+		p.run(t, time.Second, func() bool {
+			if s := p.server.c; s != nil && !s.newTokenFor.valid() {
+				s.newTokenFor = tokenMint{tokens, s.activePath().addrs.remote.Addr()}
+			}
+			return len(held) > 0
+		})
+		if closeAtOnce {
+			p.client.c.closeApplication(p.sim.Now(), 0, "")
+			p.run(t, time.Second, func() bool { return len(held) > 1 })
+		}
+		srv := p.server.c
+		now := p.sim.Now()
+		addrs := srv.activePath().addrs
+		for _, d := range held {
+			srv.handleDatagramOn(now, pathAddrs{local: addrs.local, remote: addrs.remote}, d, ackhandler.NotECT)
+		}
+		if !srv.handshakeConfirmed {
+			t.Fatalf("close %v: the server's handshake is not confirmed", closeAtOnce)
+		}
+		var sent int
+		for {
+			d, _ := srv.pollTransmitOn(now, p.server.buf[:0])
+			if d == nil {
+				break
+			}
+			sent++
+		}
+		issued := len(srv.localIDs.ids)
+		if closeAtOnce {
+			if srv.closeState != stateDraining || sent != 0 {
+				t.Errorf("close: state %v, %d datagrams sent, want draining and none", srv.closeState, sent)
+			}
+			if issued != 1 || srv.newToken != nil {
+				t.Errorf("close: %d connection IDs issued, token %x; want 1 and none", issued, srv.newToken)
+			}
+			continue
+		}
+		if sent == 0 || srv.handshakeDoneToSend || srv.newTokenToSend {
+			t.Errorf("open: %d datagrams sent, HANDSHAKE_DONE pending %v, NEW_TOKEN pending %v", sent, srv.handshakeDoneToSend, srv.newTokenToSend)
+		}
+		if want := int(min(srv.peerParams.ActiveConnectionIDLimit, connIDDefaultLocalMax)); issued != want {
+			t.Errorf("open: %d connection IDs issued, want %d", issued, want)
+		}
+		if _, err := tokens.Open(srv.newToken, addrs.remote, now, time.Minute, time.Hour); err != nil {
+			t.Errorf("open: the NEW_TOKEN token does not validate: %v", err)
+		}
+	}
+}
