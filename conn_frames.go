@@ -172,6 +172,7 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		// the data from the packet (it copies what it keeps), and the
 		// stream's buffer is never made.
 		if len(data) > 0 {
+			c.rxNewCrypto = true
 			if err := c.tls.HandleCrypto(level, data); err != nil {
 				return err
 			}
@@ -179,8 +180,12 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		}
 		return c.processTLSEvents(now)
 	}
-	if _, err := cr.push(f.Offset, f.Data); err != nil {
+	n, err := cr.push(f.Offset, f.Data)
+	if err != nil {
 		return nil // too fragmented: dropped, the peer retransmits
+	}
+	if n > 0 {
+		c.rxNewCrypto = true
 	}
 	for cr.readable() > 0 {
 		a, b := cr.peek()

@@ -216,6 +216,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		return
 	}
 	c.traceReceived(now, pt, pn, payload)
+	c.rxNewCrypto = false
 	ackEliciting, err := c.handleFrames(now, space, pt, payload)
 	if err != nil {
 		c.closeWithError(now, err)
@@ -223,6 +224,9 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	}
 	if c.closeState != stateActive || sp.discarded {
 		return
+	}
+	if ackEliciting && !c.rxNewCrypto && space == ackhandler.SpaceInitial && c.role == wire.RoleServer {
+		c.probeEarlyForClient()
 	}
 	sp.recv.OnPacket(now, pn, ackEliciting, ecn)
 	c.packetsReceived++
@@ -338,4 +342,18 @@ func (c *connState) handleRetry(now time.Time, pkt []byte) {
 		// it).
 		c.sent.Requeue(now, ackhandler.SpaceApplication)
 	}
+}
+
+// probeEarlyForClient answers a client's ack-eliciting Initial packet that
+// brought no new CRYPTO data (its ClientHello again, or a PING: the probe
+// a client sends while it has no Handshake keys, RFC 9002,
+// Section 6.2.2.1) and did not acknowledge the server's Initial packets
+// in flight: the client has not received them, so their CRYPTO data goes
+// again now rather than at the probe timeout, a few times per connection
+// (RFC 9002, Section 6.2.3; see SentPacketHandler.ProbeEarly).
+func (c *connState) probeEarlyForClient() {
+	if c.handshakeComplete || !c.sent.ProbeEarly(ackhandler.SpaceInitial) {
+		return
+	}
+	c.resendCryptoInProbes()
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/internal/netsim"
+	"github.com/quicstack/quic/wire"
 )
 
 // A server whose handshake completes in the same batch of datagrams as
@@ -75,5 +77,42 @@ func TestSimHandshakeEndingWithClose(t *testing.T) {
 		if _, err := tokens.Open(srv.newToken, addrs.remote, now, time.Minute, time.Hour); err != nil {
 			t.Errorf("open: the NEW_TOKEN token does not validate: %v", err)
 		}
+	}
+}
+
+// A server whose first flight is lost answers the client's next Initial
+// that brings no new CRYPTO data (here a PING, the probe of a client
+// without Handshake keys, RFC 9002, Section 6.2.2.1) with that flight's
+// Initial CRYPTO data at once, rather than at its own probe timeout, a
+// second later (RFC 9002, Section 6.2.3). The handshake is then
+// confirmed within a few round trips (the Handshake packets lost with the
+// flight go again once the ACK of the resent Initial shows them lost),
+// not after the server's probe timeout.
+func TestSimServerResendsInitialOnClientProbe(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{}, 1)
+	dropping := true
+	p.server.dropOut = func(time.Time, []byte) bool { return dropping }
+	var probeAt time.Time
+	p.server.dropIn = func(now time.Time, d *netsim.Datagram) bool {
+		if !dropping && probeAt.IsZero() && hasPacketType(d.Payload, wire.PacketTypeInitial) {
+			probeAt = now
+		}
+		return false
+	}
+	p.run(t, time.Second, func() bool { return p.server.droppedOut > 0 })
+	p.sim.RunFor(200 * time.Millisecond) // well before either probe timeout
+	if p.client.c.sent.PTOCount() != 0 || p.server.c.sent.PTOCount() != 0 {
+		t.Fatal("a probe timeout expired already")
+	}
+	dropping = false
+	// PING and PADDING: a client's Initial datagrams carry at least 1200
+	// bytes (RFC 9000, Section 14.1).
+	p.injectFrames(p.client, ackhandler.SpaceInitial, append([]byte{byte(wire.FrameTypePing)}, make([]byte, 1200)...))
+	p.connect(t)
+	if probeAt.IsZero() {
+		t.Fatal("the probe did not arrive")
+	}
+	if d := p.sim.Now().Sub(probeAt); d > 10*testLink.Delay {
+		t.Errorf("the handshake was confirmed %v after the client's probe (in 215 ms without the early resend)", d)
 	}
 }

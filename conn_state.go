@@ -154,6 +154,7 @@ type connState struct {
 	used0RTT     bool                      // 0-RTT was accepted (known at handshake completion)
 	earlyParams  *wire.TransportParameters // client: the remembered server limits in force during 0-RTT
 	rxPacketType wire.PacketType           // type of the packet being processed
+	rxNewCrypto  bool                      // the packet being processed advanced its space's CRYPTO stream
 
 	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send
 	// (minted for newTokenFor when the frame is first built, so that a

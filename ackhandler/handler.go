@@ -109,10 +109,11 @@ type SentPacketHandler struct {
 	spaces        [spaceCount]spaceState
 	bytesInFlight int
 
-	ptoCount   int
-	probes     int
-	probeSpace Space
-	deadline   time.Time
+	ptoCount    int
+	probes      int
+	probeSpace  Space
+	earlyProbes int // ProbeEarly's count
+	deadline    time.Time
 	// timerDue: packets were sent since deadline was computed, at
 	// timerNow (setTimerLater).
 	timerDue bool

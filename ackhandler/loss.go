@@ -341,6 +341,31 @@ func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
 	h.setTimer(now)
 }
 
+// maxEarlyProbes bounds ProbeEarly per connection: an endpoint may send
+// unacknowledged CRYPTO data before the probe timeout "for a limited number
+// of times per connection" (RFC 9002, Section 6.2.3).
+const maxEarlyProbes = 3
+
+// ProbeEarly owes one probe in space s now, without waiting for the probe
+// timeout and without raising the PTO backoff, if s has ack-eliciting
+// packets in flight and no probe is owed already, at most maxEarlyProbes
+// times per connection; it reports whether it did. A server calls it when
+// a client's Initial packet shows that the client still lacks the
+// server's Initial packets: "When a server receives an Initial packet
+// containing duplicate CRYPTO data, it can assume the client did not
+// receive all of the server's CRYPTO data sent in Initial packets"
+// (RFC 9002, Section 6.2.3). Without it, a server whose first flight is
+// lost again and again waits out a backoff that doubles each time.
+func (h *SentPacketHandler) ProbeEarly(s Space) bool {
+	sp := &h.spaces[s]
+	if h.probes > 0 || h.earlyProbes >= maxEarlyProbes || sp.dropped || sp.ackElicitingInFlight == 0 {
+		return false
+	}
+	h.earlyProbes++
+	h.probeSpace, h.probes = s, 1
+	return true
+}
+
 // ProbesToSend returns the number of ack-eliciting probe packets owed
 // after a probe timeout, in ProbeSpace: 0, 1 or 2. Each ack-eliciting
 // packet sent in ProbeSpace counts as one. Probes "MUST NOT be blocked by

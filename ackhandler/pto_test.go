@@ -361,3 +361,38 @@ func TestOutstandingFrames(t *testing.T) {
 		t.Fatalf("state changed: %d lost frames, %d bytes in flight", len(e.fh.lost), e.h.BytesInFlight())
 	}
 }
+
+// RFC 9002, Section 6.2.3: an endpoint "MAY, for a limited number of times
+// per connection, send a packet containing unacknowledged CRYPTO data
+// earlier than the PTO expiry". ProbeEarly owes one probe in the space,
+// leaves the backoff and the deadline alone, and stops after
+// maxEarlyProbes.
+func TestProbeEarly(t *testing.T) {
+	e := newEnv(t, wire.RoleServer)
+	if e.h.ProbeEarly(SpaceInitial) {
+		t.Fatal("a probe owed with nothing in flight")
+	}
+	e.send(t0, SpaceInitial)
+	deadline := e.h.LossDetectionDeadline()
+	for i := 0; i < maxEarlyProbes; i++ {
+		if !e.h.ProbeEarly(SpaceInitial) {
+			t.Fatalf("early probe %d refused", i)
+		}
+		if e.h.ProbesToSend() != 1 || e.h.ProbeSpace() != SpaceInitial || e.h.PTOCount() != 0 {
+			t.Fatalf("early probe %d: %d probes in %v, PTO count %d; want 1 in Initial, 0", i, e.h.ProbesToSend(), e.h.ProbeSpace(), e.h.PTOCount())
+		}
+		if e.h.ProbeEarly(SpaceInitial) {
+			t.Fatalf("early probe %d owed twice", i)
+		}
+		e.send(t0, SpaceInitial) // the probe
+		if e.h.ProbesToSend() != 0 {
+			t.Fatalf("early probe %d still owed after it was sent", i)
+		}
+	}
+	if e.h.ProbeEarly(SpaceInitial) {
+		t.Fatalf("more than %d early probes", maxEarlyProbes)
+	}
+	if got := e.h.LossDetectionDeadline(); !got.Equal(deadline) {
+		t.Fatalf("deadline moved from +%v to +%v", deadline.Sub(t0), got.Sub(t0))
+	}
+}
