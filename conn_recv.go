@@ -44,10 +44,21 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 		}
 		return
 	}
+	// "A server MUST discard an Initial packet that is carried in a UDP
+	// datagram with a payload that is smaller than the smallest allowed
+	// maximum datagram size of 1200 bytes." (RFC 9000, Section 14.1)
+	small := c.role == wire.RoleServer && len(d) < minInitialPacketSize
 	for len(d) > 0 {
 		pkt, rest, err := wire.NextPacket(d, c.localConnID.Len())
 		if err != nil {
 			return
+		}
+		if small {
+			if pt, err := wire.PacketTypeOf(pkt); err == nil && pt == wire.PacketTypeInitial {
+				c.traceDrop(pt, len(pkt), DropInvalid)
+				d = rest
+				continue
+			}
 		}
 		c.handlePacket(now, pkt, ecn, true)
 		if c.closeState != stateActive {

@@ -116,3 +116,36 @@ func TestSimServerResendsInitialOnClientProbe(t *testing.T) {
 		t.Errorf("the handshake was confirmed %v after the client's probe (in 215 ms without the early resend)", d)
 	}
 }
+
+// "A server MUST discard an Initial packet that is carried in a UDP
+// datagram with a payload that is smaller than the smallest allowed
+// maximum datagram size of 1200 bytes." (RFC 9000, Section 14.1). Such a
+// packet neither counts as received nor, carrying a PING, makes the server
+// resend its Initial flight early: a few dozen bytes must not draw a
+// padded 1200-byte datagram (RFC 9002, Section 6.2.3 is for the client's
+// real Initial packets).
+func TestSimServerDiscardsSmallInitial(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{}, 1)
+	dropping := true
+	p.server.dropOut = func(time.Time, []byte) bool { return dropping }
+	p.run(t, time.Second, func() bool { return p.server.droppedOut > 0 })
+	p.sim.RunFor(200 * time.Millisecond) // well before either probe timeout
+	dropping = false
+	srv := p.server.c
+	largest := srv.spaces[ackhandler.SpaceInitial].recv.LargestReceived()
+	sent := p.server.sentOut
+	p.injectFrames(p.client, ackhandler.SpaceInitial, []byte{byte(wire.FrameTypePing)})
+	if n := len(p.client.inject[0]); n >= minInitialPacketSize {
+		t.Fatalf("the injected datagram has %d bytes", n)
+	}
+	p.sim.RunFor(testLink.Delay + 5*time.Millisecond) // the packet arrived, no answer yet
+	if srv.sent.PTOCount() != 0 {
+		t.Fatal("a probe timeout expired already")
+	}
+	if got := srv.spaces[ackhandler.SpaceInitial].recv.LargestReceived(); got != largest {
+		t.Errorf("the small Initial packet was processed: largest received %d, was %d", got, largest)
+	}
+	if n := p.server.sentOut - sent; n != 0 {
+		t.Errorf("the server answered the small Initial packet with %d datagrams", n)
+	}
+}
