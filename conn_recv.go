@@ -227,8 +227,14 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 		return
 	}
 	c.traceReceived(now, pt, pn, payload)
+	// Keys that a CRYPTO frame installs can replay buffered packets
+	// (retryUndecryptable) through this function: the flag of the packet
+	// being processed is saved around its frames.
+	outer := c.rxNewCrypto
 	c.rxNewCrypto = false
 	ackEliciting, err := c.handleFrames(now, space, pt, payload)
+	newCrypto := c.rxNewCrypto
+	c.rxNewCrypto = outer
 	if err != nil {
 		c.closeWithError(now, err)
 		return
@@ -236,7 +242,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	if c.closeState != stateActive || sp.discarded {
 		return
 	}
-	if ackEliciting && !c.rxNewCrypto && space == ackhandler.SpaceInitial && c.role == wire.RoleServer {
+	if ackEliciting && !newCrypto && space == ackhandler.SpaceInitial && c.role == wire.RoleServer {
 		c.probeEarlyForClient()
 	}
 	sp.recv.OnPacket(now, pn, ackEliciting, ecn)

@@ -25,7 +25,10 @@ type helloObserverKey struct{}
 // this over TCP, but QUICConn.SendSessionTicket does not check, so the
 // CryptoSetup does: a Go client without a ClientSessionCache, for one,
 // omits the extension, and a server spares itself sealing a ticket and
-// the client receiving one it would drop.
+// the client receiving one it would drop. Over TCP crypto/tls also
+// requires psk_dhe_ke among the modes; ClientHelloInfo does not show them,
+// so a client offering only psk_ke (none of Go's, BoringSSL's or NSS's
+// does) still gets a ticket it cannot use.
 func observeClientHello(c *tls.Config) {
 	user := c.GetConfigForClient
 	c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
