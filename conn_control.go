@@ -2,11 +2,10 @@ package quic
 
 import (
 	"net/netip"
-
-	"github.com/quicstack/quic/handshake"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
 )
 

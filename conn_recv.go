@@ -46,8 +46,10 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 	}
 	// "A server MUST discard an Initial packet that is carried in a UDP
 	// datagram with a payload that is smaller than the smallest allowed
-	// maximum datagram size of 1200 bytes." (RFC 9000, Section 14.1)
-	small := c.role == wire.RoleServer && len(d) < minInitialPacketSize
+	// maximum datagram size of 1200 bytes." (RFC 9000, Section 14.1) Once
+	// the Initial space is gone its packets are dropped anyway, and small
+	// datagrams (acknowledgments, most of all) take no extra look.
+	small := c.role == wire.RoleServer && len(d) < minInitialPacketSize && !c.spaces[ackhandler.SpaceInitial].discarded
 	for len(d) > 0 {
 		pkt, rest, err := wire.NextPacket(d, c.localConnID.Len())
 		if err != nil {
