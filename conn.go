@@ -50,7 +50,6 @@ type Conn struct {
 	snapshot  connSnapshot
 	closeErr  error
 	dropped   uint64 // datagrams dropped because inbound was full
-	onClosed  func(*Conn)
 	handshook bool
 	// firstDstConnID, on a server, is the Destination Connection ID of
 	// the client's first Initial, routed to this connection until it ends.
@@ -157,12 +156,18 @@ func (c *Conn) run(timer *time.Timer) {
 		more := c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
-			c.finish()
+			c.finish(false)
 			close(c.done)
 			c.t.wg.Done()
 			return
 		}
 		d := st.nextDeadline(now)
+		if !more && st.mayPark() && st.closeState != stateActive && d.After(now) && c.inbound.release() && c.closeToRoutes() {
+			c.finish(true)
+			close(c.done)
+			c.t.wg.Done()
+			return
+		}
 		if !more && st.mayPark() && (d.IsZero() || d.After(now)) {
 			if !c.handleClosing() && c.park(d) {
 				return
@@ -355,28 +360,38 @@ func (c *Conn) publish() {
 	}
 }
 
-// finish releases the connection's routes when its state is gone.
-func (c *Conn) finish() {
+// finish ends the connection's goroutine for good. Its routes are
+// released, unless closed: then they route to what is left of it in the
+// closing or draining state (closeToRoutes), which the Transport removes.
+func (c *Conn) finish(closed bool) {
 	// Stops crypto/tls's handshake goroutine if the handshake never
 	// completed.
 	c.state.tls.Close()
-	c.state.localIDs.removeAll()
+	if !closed {
+		c.state.localIDs.removeAll()
+		c.t.handlers.remove(c.state.origDstConnID, c)
+		if c.firstDstConnID.Len() > 0 {
+			c.t.handlers.remove(c.firstDstConnID, c)
+		}
+	}
 	c.t.resetTokens.update(c, c.resetTokens, nil)
-	c.t.handlers.remove(c.state.origDstConnID, c)
-	if c.firstDstConnID.Len() > 0 {
-		c.t.handlers.remove(c.firstDstConnID, c)
-	}
 	c.dropParkTimer()
-	if c.onClosed != nil {
-		c.onClosed(c)
-	}
-	if tr := c.state.obs.t; tr != nil && tr.Done != nil {
-		tr.Done()
-	}
-	if c.t.conns.Add(-1) == 0 && c.t.closeWhenIdle.Load() {
-		go c.t.Close()
+	if !closed {
+		// A closed connection's tracer ends with its closing period.
+		if tr := c.state.obs.t; tr != nil && tr.Done != nil {
+			tr.Done()
+		}
+		c.t.connGone()
 	}
 	c.inbound.close()
+}
+
+// connGone counts a connection that ended, and closes a Transport that
+// waited for the last one.
+func (t *Transport) connGone() {
+	if t.conns.Add(-1) == 0 && t.closeWhenIdle.Load() {
+		go t.Close()
+	}
 }
 
 // err returns why the connection ended, or nil while it is open.

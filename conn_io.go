@@ -192,7 +192,19 @@ func (c *Conn) flush(now time.Time) (more bool) {
 // address and empties b. The peer's net.Addr is kept from one batch to
 // the next: it changes only with the path.
 func (c *Conn) send(now time.Time, b *txBatch, a pathAddrs) {
-	t, addr, ap, src := c.t, c.remote, netip.AddrPort{}, c.srcAddr
+	t, addr, ap, src := c.sendTarget(a)
+	t.sock.writeBatch(b, addr, ap, src) // UDP send errors are transient; loss recovery copes
+	if b.tooBig > 0 {
+		c.state.handleSendTooBig(now, b.tooBig)
+	}
+	b.reset()
+}
+
+// sendTarget returns where datagrams on the path a go: the Transport
+// whose socket sends them, the peer's address (ap, if valid, is the same)
+// and the local address to send from (if valid).
+func (c *Conn) sendTarget(a pathAddrs) (t *Transport, addr net.Addr, ap netip.AddrPort, src netip.Addr) {
+	t, addr, src = c.t, c.remote, c.srcAddr
 	if a.remote.IsValid() {
 		if a.remote != c.sendTo {
 			c.sendTo, c.sendToAddr = a.remote, net.UDPAddrFromAddrPort(a.remote)
@@ -204,11 +216,7 @@ func (c *Conn) send(now time.Time, b *txBatch, a pathAddrs) {
 	if t != c.t {
 		src = netip.Addr{} // the source pinned by packet info is the first socket's
 	}
-	t.sock.writeBatch(b, addr, ap, src) // UDP send errors are transient; loss recovery copes
-	if b.tooBig > 0 {
-		c.state.handleSendTooBig(now, b.tooBig)
-	}
-	b.reset()
+	return t, addr, ap, src
 }
 
 // udpAddrPort returns the address of a *net.UDPAddr without allocating.

@@ -21,13 +21,20 @@ type packetHandlerMap struct {
 
 type handlerShard struct {
 	mu sync.RWMutex
-	m  map[wire.ConnectionID]*Conn
+	m  map[wire.ConnectionID]routeTarget
+}
+
+// routeTarget is where a connection ID routes: a connection, or what is
+// left of one in the closing or draining state (closed_conn.go).
+type routeTarget struct {
+	c      *Conn
+	closed *closedConn
 }
 
 func (h *packetHandlerMap) init() {
 	h.seed = maphash.MakeSeed()
 	for i := range h.shards {
-		h.shards[i].m = make(map[wire.ConnectionID]*Conn)
+		h.shards[i].m = make(map[wire.ConnectionID]routeTarget)
 	}
 }
 
@@ -35,13 +42,13 @@ func (h *packetHandlerMap) shard(cid *wire.ConnectionID) *handlerShard {
 	return &h.shards[maphash.Bytes(h.seed, cid.Bytes())%handlerShards]
 }
 
-// get returns the connection cid routes to.
-func (h *packetHandlerMap) get(cid wire.ConnectionID) *Conn {
+// get returns what cid routes to.
+func (h *packetHandlerMap) get(cid wire.ConnectionID) routeTarget {
 	s := h.shard(&cid)
 	s.mu.RLock()
-	c := s.m[cid]
+	r := s.m[cid]
 	s.mu.RUnlock()
-	return c
+	return r
 }
 
 // add routes cid to c unless it already routes somewhere.
@@ -52,7 +59,7 @@ func (h *packetHandlerMap) add(cid wire.ConnectionID, c *Conn) bool {
 	if _, ok := s.m[cid]; ok {
 		return false
 	}
-	s.m[cid] = c
+	s.m[cid] = routeTarget{c: c}
 	return true
 }
 
@@ -60,21 +67,41 @@ func (h *packetHandlerMap) add(cid wire.ConnectionID, c *Conn) bool {
 func (h *packetHandlerMap) remove(cid wire.ConnectionID, c *Conn) {
 	s := h.shard(&cid)
 	s.mu.Lock()
-	if s.m[cid] == c {
+	if c != nil && s.m[cid].c == c {
 		delete(s.m, cid)
 	}
 	s.mu.Unlock()
 }
 
-// all returns every connection, once each.
+// hand routes cid to cc instead of c, if it routes to c.
+func (h *packetHandlerMap) hand(cid wire.ConnectionID, c *Conn, cc *closedConn) {
+	s := h.shard(&cid)
+	s.mu.Lock()
+	if c != nil && s.m[cid].c == c {
+		s.m[cid] = routeTarget{closed: cc}
+	}
+	s.mu.Unlock()
+}
+
+// removeClosed stops routing cid, if it routes to cc.
+func (h *packetHandlerMap) removeClosed(cid wire.ConnectionID, cc *closedConn) {
+	s := h.shard(&cid)
+	s.mu.Lock()
+	if cc != nil && s.m[cid].closed == cc {
+		delete(s.m, cid)
+	}
+	s.mu.Unlock()
+}
+
+// all returns every connection, once each (not the closed ones).
 func (h *packetHandlerMap) all() []*Conn {
 	seen := make(map[*Conn]bool)
 	var list []*Conn
 	for i := range h.shards {
 		s := &h.shards[i]
 		s.mu.RLock()
-		for _, c := range s.m {
-			if !seen[c] {
+		for _, r := range s.m {
+			if c := r.c; c != nil && !seen[c] {
 				seen[c] = true
 				list = append(list, c)
 			}

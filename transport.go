@@ -80,13 +80,16 @@ type Transport struct {
 	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
+	// closed are the connections in the closing or draining state whose
+	// IDs route to what is left of them (closed_conn.go).
+	closed closedConns
 	// resetTokens routes stateless resets (reset_tokens.go).
 	resetTokens resetTokenMap
 	resetter    *handshake.StatelessResetter
 	listener    atomic.Pointer[Listener]
 	ownConn     bool
 
-	conns         atomic.Int64 // connections whose goroutine runs
+	conns         atomic.Int64 // connections not ended, closed ones included (closed_conn.go)
 	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
 
 	closeOnce sync.Once
@@ -159,12 +162,15 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		t.stats.countDrop(DropInvalid)
 		return false
 	}
-	if c := t.handlers.get(cid); c != nil {
-		if !c.enqueue(t.inboundFor(d, bp, segSize, m)) {
+	if r := t.handlers.get(cid); r.c != nil {
+		if !r.c.enqueue(t.inboundFor(d, bp, segSize, m)) {
 			t.stats.countDrop(DropQueueFull)
 			return false
 		}
 		return true
+	} else if r.closed != nil {
+		r.closed.handle()
+		return false
 	}
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
@@ -411,6 +417,7 @@ func (t *Transport) shutdown() {
 			case <-time.After(5 * time.Second):
 			}
 		}
+		t.endClosed(5 * time.Second)
 		if t.ownConn {
 			t.Conn.Close()
 		} else {
@@ -463,9 +470,11 @@ func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Confi
 		t.Close()
 		return nil, err
 	}
-	go func() {
-		<-c.done
-		t.Close()
-	}()
+	// The Transport closes once the connection ended, its closing or
+	// draining state included (closed_conn.go).
+	t.closeWhenIdle.Store(true)
+	if t.conns.Load() == 0 {
+		go t.Close()
+	}
 	return c, nil
 }

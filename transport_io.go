@@ -201,9 +201,15 @@ func (t *Transport) writeTo(b []byte, addr net.Addr) {
 	if m := t.rxCur; m != nil {
 		src = m.dst
 	}
+	ap, _ := addrPortOf(addr)
+	t.writeFrom(b, addr, ap, src)
+}
+
+// writeFrom sends one datagram to addr (ap, if valid, is its address)
+// from the local address src (if valid, on a wildcard socket).
+func (t *Transport) writeFrom(b []byte, addr net.Addr, ap netip.AddrPort, src netip.Addr) {
 	tb := getTxBatch(false, len(b))
 	tb.commit(append(tb.next(), b...), 0, false)
-	ap, _ := addrPortOf(addr)
 	t.sock.writeBatch(tb, addr, ap, src) // UDP send errors are transient; loss recovery copes
 	putTxBatch(tb)
 }

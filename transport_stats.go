@@ -28,8 +28,10 @@ type TransportStats struct {
 	// connection processed them, and packets connections discarded, by
 	// reason. Only reasons seen are present.
 	PacketsDropped map[PacketDropReason]uint64
-	// ConnectionsOpen is the number of connections whose goroutine runs,
-	// including those closing.
+	// ConnectionsOpen is the number of connections that have not ended,
+	// including those in the closing or draining state (RFC 9000,
+	// Section 10.2), which keep only their connection IDs and
+	// CONNECTION_CLOSE datagram.
 	ConnectionsOpen int64
 }
 

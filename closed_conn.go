@@ -1,0 +1,238 @@
+package quic
+
+import (
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quicstack/quic/wire"
+)
+
+// Closed connections. A connection that closes stays in the closing or
+// draining state for three PTOs (RFC 9000, Section 10.2), where all it
+// does is answer packets with its CONNECTION_CLOSE datagram, or drop
+// them. Once its datagram is built, what it needs for that is small, and
+// the connection ends at once: its connection IDs route to a closedConn
+// that holds the datagram, where to send it, and when it goes; the rest
+// of the connection's state is garbage as soon as the application lets
+// go of the Conn. A server ending connections at a high rate otherwise
+// kept each one whole (13 KB after releaseClosed) for three PTOs, and the
+// garbage collector marked all of it in every cycle: in the handshake
+// benchmark (client and server in one process) the live heap was 13 MB,
+// 10 MB of it connections in these states, and collection took 9% of the
+// CPU (6% without them).
+
+// closedConn is what is left of a connection in the closing or draining
+// state. It answers packets from the read loops of the Transports that
+// route its IDs, and the Transport that made it removes it at its
+// deadline.
+type closedConn struct {
+	// datagram is the CONNECTION_CLOSE datagram a closing connection
+	// repeats, nil for a draining one: "An endpoint that is in the
+	// draining state MUST NOT send any packets" (RFC 9000,
+	// Section 10.2.2).
+	datagram []byte
+	// Where the datagram goes: the connection's active path.
+	t    *Transport
+	addr net.Addr
+	ap   netip.AddrPort
+	src  netip.Addr
+	// received counts the datagrams that reached the connection in the
+	// closing state.
+	received atomic.Uint64
+
+	deadline   time.Time
+	cids       []wire.ConnectionID
+	transports []*Transport // that route cids: the connection's own first
+	// traceDone is the connection's Tracer.Done, called when it is gone
+	// (what the application does with the connection meanwhile, such as
+	// HTTP/3 frames it still parses, is traced).
+	traceDone func()
+}
+
+// handle answers a datagram routed to the closed connection: "An
+// endpoint in the closing state sends a packet containing a
+// CONNECTION_CLOSE frame in response to any incoming packet that it
+// attributes to the connection", and "SHOULD limit the rate at which it
+// generates packets in the closing state ... an endpoint could wait for a
+// progressively increasing number of received packets" (RFC 9000,
+// Section 10.2.1): the 1st, 2nd, 4th, 8th ... datagram is answered,
+// counting those the connection itself received in the closing state.
+func (cc *closedConn) handle() {
+	if cc.datagram == nil {
+		return
+	}
+	if n := cc.received.Add(1); n&(n-1) == 0 {
+		cc.t.writeFrom(cc.datagram, cc.addr, cc.ap, cc.src)
+	}
+}
+
+// closedConns are a Transport's closed connections, in a heap ordered by
+// deadline, with one timer for the earliest.
+type closedConns struct {
+	mu    sync.Mutex
+	heap  []*closedConn
+	timer *time.Timer
+	ended bool // the Transport closed
+}
+
+// addClosed routes cc's IDs to it instead of c, in every Transport of
+// cc.transports, until cc.deadline.
+func (t *Transport) addClosed(c *Conn, cc *closedConn) {
+	for _, tr := range cc.transports {
+		for _, cid := range cc.cids {
+			tr.handlers.hand(cid, c, cc)
+		}
+	}
+	s := &t.closed
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		t.removeClosed(cc)
+		return
+	}
+	s.heap = append(s.heap, cc)
+	closedUp(s.heap, len(s.heap)-1)
+	if s.heap[0] == cc {
+		d := time.Until(cc.deadline)
+		if s.timer == nil {
+			s.timer = time.AfterFunc(d, t.reapClosed)
+		} else {
+			s.timer.Reset(d)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// reapClosed removes the closed connections whose deadline passed, and
+// arms the timer for the next one.
+func (t *Transport) reapClosed() {
+	s := &t.closed
+	var gone []*closedConn
+	s.mu.Lock()
+	now := time.Now()
+	for len(s.heap) > 0 && !s.heap[0].deadline.After(now) {
+		gone = append(gone, closedPop(&s.heap))
+	}
+	if len(s.heap) > 0 && !s.ended {
+		s.timer.Reset(s.heap[0].deadline.Sub(now))
+	}
+	s.mu.Unlock()
+	for _, cc := range gone {
+		t.removeClosed(cc)
+	}
+}
+
+// removeClosed stops routing cc's IDs; the connection is gone.
+func (t *Transport) removeClosed(cc *closedConn) {
+	for _, tr := range cc.transports {
+		for _, cid := range cc.cids {
+			tr.handlers.removeClosed(cid, cc)
+		}
+	}
+	if cc.traceDone != nil {
+		cc.traceDone()
+	}
+	t.connGone()
+}
+
+// endClosed, when the Transport closes, lets the closed connections
+// answer until the last deadline (at most limit from now), as it lets the
+// connections it closes, then drops them.
+func (t *Transport) endClosed(limit time.Duration) {
+	s := &t.closed
+	s.mu.Lock()
+	var last time.Time
+	for _, cc := range s.heap {
+		if cc.deadline.After(last) {
+			last = cc.deadline
+		}
+	}
+	s.mu.Unlock()
+	if d := time.Until(last); d > 0 {
+		time.Sleep(min(d, limit))
+	}
+	s.mu.Lock()
+	s.ended = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	gone := s.heap
+	s.heap = nil
+	s.mu.Unlock()
+	for _, cc := range gone {
+		t.removeClosed(cc)
+	}
+}
+
+// closedUp and closedPop keep h a heap ordered by deadline (the one
+// container/heap keeps, without an interface).
+func closedUp(h []*closedConn, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].deadline.Before(h[p].deadline) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func closedPop(h *[]*closedConn) *closedConn {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = nil
+	q = q[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(q) && q[l].deadline.Before(q[m].deadline) {
+			m = l
+		}
+		if r := l + 1; r < len(q) && q[r].deadline.Before(q[m].deadline) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
+}
+
+// closeToRoutes ends a connection in the closing or draining state whose
+// CONNECTION_CLOSE datagram is built (or that sends none): its IDs route
+// to a closedConn until the state's deadline. It reports false, changing
+// nothing, when the Transport is closing, and the connection then ends
+// without one.
+func (c *Conn) closeToRoutes() bool {
+	st := c.state
+	select {
+	case <-c.t.closing:
+		return false
+	default:
+	}
+	cc := &closedConn{deadline: st.closing.deadline, transports: append([]*Transport{c.t}, c.extra...)}
+	if tr := st.obs.t; tr != nil {
+		cc.traceDone = tr.Done
+	}
+	if st.closeState == stateClosing && len(st.closing.datagram) > 0 {
+		cc.datagram = st.closing.datagram
+		cc.t, cc.addr, cc.ap, cc.src = c.sendTarget(st.paths.list[st.paths.active].addrs)
+		cc.received.Store(st.closing.datagrams)
+	}
+	st.localIDs.each(func(cid ConnectionID) { cc.cids = append(cc.cids, cid) })
+	for _, cid := range []wire.ConnectionID{st.origDstConnID, c.firstDstConnID} {
+		if cid.Len() > 0 && !slices.Contains(cc.cids, cid) {
+			cc.cids = append(cc.cids, cid)
+		}
+	}
+	c.t.addClosed(c, cc)
+	return true
+}
