@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"math/bits"
 	"net"
 	"net/netip"
 	"slices"
@@ -41,8 +42,10 @@ type closedConn struct {
 	ap   netip.AddrPort
 	src  netip.Addr
 	// received counts the datagrams that reached the connection in the
-	// closing state.
-	received atomic.Uint64
+	// closing state, rxBytes and txBytes the bytes received and answered
+	// with since it entered it.
+	received         atomic.Uint64
+	rxBytes, txBytes atomic.Uint64
 
 	deadline   time.Time
 	cids       []wire.ConnectionID
@@ -53,21 +56,39 @@ type closedConn struct {
 	traceDone func()
 }
 
-// handle answers a datagram routed to the closed connection: "An
-// endpoint in the closing state sends a packet containing a
-// CONNECTION_CLOSE frame in response to any incoming packet that it
-// attributes to the connection", and "SHOULD limit the rate at which it
-// generates packets in the closing state ... an endpoint could wait for a
-// progressively increasing number of received packets" (RFC 9000,
-// Section 10.2.1): the 1st, 2nd, 4th, 8th ... datagram is answered,
+// handle answers n datagrams (a GRO run) of size bytes in all, routed to
+// the closed connection: "An endpoint in the closing state sends a packet
+// containing a CONNECTION_CLOSE frame in response to any incoming packet
+// that it attributes to the connection", and "SHOULD limit the rate at
+// which it generates packets in the closing state ... an endpoint could
+// wait for a progressively increasing number of received packets" (RFC
+// 9000, Section 10.2.1): the 1st, 2nd, 4th, 8th ... datagram is answered,
 // counting those the connection itself received in the closing state.
-func (cc *closedConn) handle() {
+// Its keys are gone, so any datagram counts, and "such endpoints MUST
+// limit the cumulative size of packets it sends to three times the
+// cumulative size of the packets that are received" (the same section).
+func (cc *closedConn) handle(n, size int) {
 	if cc.datagram == nil {
 		return
 	}
-	if n := cc.received.Add(1); n&(n-1) == 0 {
-		cc.t.writeFrom(cc.datagram, cc.addr, cc.ap, cc.src)
+	rx := cc.rxBytes.Add(uint64(size))
+	before := cc.received.Add(uint64(n)) - uint64(n)
+	// Answer once if a power of two is among the counts reached.
+	if uint64(1)<<bits.Len64(before) > before+uint64(n) {
+		return
 	}
+	if !closeAllowance(rx, cc.txBytes.Load(), len(cc.datagram)) {
+		return
+	}
+	cc.txBytes.Add(uint64(len(cc.datagram)))
+	cc.t.writeFrom(cc.datagram, cc.addr, cc.ap, cc.src)
+}
+
+// closeAllowance reports whether a closing connection that received rx
+// bytes and answered with tx may answer with size more (RFC 9000,
+// Section 10.2.1: at most three times what it received).
+func closeAllowance(rx, tx uint64, size int) bool {
+	return tx+uint64(size) <= 3*rx
 }
 
 // closedConns are a Transport's closed connections, in a heap ordered by
@@ -77,6 +98,9 @@ type closedConns struct {
 	heap  []*closedConn
 	timer *time.Timer
 	ended bool // the Transport closed
+	// reaping counts closed connections taken off the heap and not yet
+	// removed, which endClosed waits for.
+	reaping sync.WaitGroup
 }
 
 // addClosed routes cc's IDs to it instead of c, in every Transport of
@@ -117,12 +141,14 @@ func (t *Transport) reapClosed() {
 	for len(s.heap) > 0 && !s.heap[0].deadline.After(now) {
 		gone = append(gone, closedPop(&s.heap))
 	}
+	s.reaping.Add(len(gone))
 	if len(s.heap) > 0 && !s.ended {
 		s.timer.Reset(s.heap[0].deadline.Sub(now))
 	}
 	s.mu.Unlock()
 	for _, cc := range gone {
 		t.removeClosed(cc)
+		s.reaping.Done()
 	}
 }
 
@@ -141,7 +167,8 @@ func (t *Transport) removeClosed(cc *closedConn) {
 
 // endClosed, when the Transport closes, lets the closed connections
 // answer until the last deadline (at most limit from now), as it lets the
-// connections it closes, then drops them.
+// connections it closes, then drops them. When it returns, each is gone
+// (ConnectionsOpen does not count it, its Tracer's Done was called).
 func (t *Transport) endClosed(limit time.Duration) {
 	s := &t.closed
 	s.mu.Lock()
@@ -166,6 +193,7 @@ func (t *Transport) endClosed(limit time.Duration) {
 	for _, cc := range gone {
 		t.removeClosed(cc)
 	}
+	s.reaping.Wait()
 }
 
 // closedUp and closedPop keep h a heap ordered by deadline (the one
@@ -208,14 +236,14 @@ func closedPop(h *[]*closedConn) *closedConn {
 
 // closeToRoutes ends a connection in the closing or draining state whose
 // CONNECTION_CLOSE datagram is built (or that sends none): its IDs route
-// to a closedConn until the state's deadline. It reports false, changing
-// nothing, when the Transport is closing, and the connection then ends
-// without one.
-func (c *Conn) closeToRoutes() bool {
+// to the closedConn it returns until the state's deadline. It returns nil,
+// changing nothing, when the Transport is closing: the connection then
+// waits out the state itself.
+func (c *Conn) closeToRoutes() *closedConn {
 	st := c.state
 	select {
 	case <-c.t.closing:
-		return false
+		return nil
 	default:
 	}
 	cc := &closedConn{deadline: st.closing.deadline, transports: append([]*Transport{c.t}, c.extra...)}
@@ -226,6 +254,8 @@ func (c *Conn) closeToRoutes() bool {
 		cc.datagram = st.closing.datagram
 		cc.t, cc.addr, cc.ap, cc.src = c.sendTarget(st.paths.list[st.paths.active].addrs)
 		cc.received.Store(st.closing.datagrams)
+		cc.rxBytes.Store(st.closing.rxBytes)
+		cc.txBytes.Store(st.closing.txBytes)
 	}
 	st.localIDs.each(func(cid ConnectionID) { cc.cids = append(cc.cids, cid) })
 	for _, cid := range []wire.ConnectionID{st.origDstConnID, c.firstDstConnID} {
@@ -234,5 +264,5 @@ func (c *Conn) closeToRoutes() bool {
 		}
 	}
 	c.t.addClosed(c, cc)
-	return true
+	return cc
 }

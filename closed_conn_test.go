@@ -2,8 +2,10 @@ package quic
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -151,64 +153,84 @@ func TestClosedConnsKeepLittle(t *testing.T) {
 
 // TestClosedConnAnswersAtAGrowingInterval routes an ID to a closed
 // connection and sends it datagrams: it answers the 1st, 2nd, 4th and 8th
-// with its CONNECTION_CLOSE datagram (RFC 9000, Section 10.2.1), until its
-// deadline, after which the ID routes nowhere.
+// with its CONNECTION_CLOSE datagram (RFC 9000, Section 10.2.1), as long as
+// it has sent at most 3 times the bytes it received (the same section),
+// until its deadline, after which the ID routes nowhere.
 func TestClosedConnAnswersAtAGrowingInterval(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc, peer := newMemConnPair()
-		tr := &Transport{Conn: tc}
-		if err := tr.init(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			tr.Close()
-			tc.Close()
-			peer.Close()
-		}()
-		cid := wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8})
-		c := newConn(tr, peer.LocalAddr(), nil)
-		tr.conns.Add(1) // as Conn.start does
-		if !tr.handlers.add(cid, c) {
-			t.Fatal("add failed")
-		}
-		closeDatagram := []byte("CONNECTION_CLOSE datagram")
-		ap, _ := addrPortOf(peer.LocalAddr())
-		tr.addClosed(c, &closedConn{
-			datagram: closeDatagram, t: tr, addr: peer.LocalAddr(), ap: ap,
-			deadline:   time.Now().Add(time.Second),
-			cids:       []wire.ConnectionID{cid},
-			transports: []*Transport{tr},
+	for _, tc := range []struct {
+		name         string
+		closeSize    int
+		packetSize   int
+		sent         int
+		wantAnswered []int
+	}{
+		{"small close", 25, 39, 10, []int{1, 2, 4, 8}},
+		// 1,200 bytes need 400 received: the 4th 100-byte datagram.
+		{"padded Initial close", 1200, 100, 20, []int{4, 8, 16}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				testClosedConnAnswers(t, tc.closeSize, tc.packetSize, tc.sent, tc.wantAnswered)
+			})
 		})
-		if r := tr.handlers.get(cid); r.c != nil || r.closed == nil {
-			t.Fatalf("the ID routes to %+v, want the closed connection", r)
-		}
-		pkt := append([]byte{0x40}, cid.Bytes()...)
-		pkt = append(pkt, make([]byte, 30)...)
-		var answered []int
-		for i := 1; i <= 10; i++ {
-			peer.WriteTo(pkt, tc.LocalAddr())
-			synctest.Wait()
-			peer.SetReadDeadline(time.Now().Add(time.Millisecond))
-			buf := make([]byte, 1500)
-			if n, _, err := peer.ReadFrom(buf); err == nil {
-				if string(buf[:n]) != string(closeDatagram) {
-					t.Fatalf("answer %q, want the CONNECTION_CLOSE datagram", buf[:n])
-				}
-				answered = append(answered, i)
-			}
-		}
-		if want := []int{1, 2, 4, 8}; !slices.Equal(answered, want) {
-			t.Errorf("datagrams answered %v, want %v", answered, want)
-		}
-		time.Sleep(time.Second)
-		synctest.Wait()
-		if r := tr.handlers.get(cid); r.c != nil || r.closed != nil {
-			t.Errorf("after the deadline the ID routes to %+v, want nothing", r)
-		}
-		if got := tr.Stats().ConnectionsOpen; got != 0 {
-			t.Errorf("ConnectionsOpen = %d after the deadline, want 0", got)
-		}
+	}
+}
+
+func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want []int) {
+	tc, peer := newMemConnPair()
+	tr := &Transport{Conn: tc}
+	if err := tr.init(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		tr.Close()
+		tc.Close()
+		peer.Close()
+	}()
+	cid := wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8})
+	c := newConn(tr, peer.LocalAddr(), nil)
+	tr.conns.Add(1) // as Conn.start does
+	if !tr.handlers.add(cid, c) {
+		t.Fatal("add failed")
+	}
+	closeDatagram := make([]byte, closeSize)
+	closeDatagram[0] = 0x4c
+	ap, _ := addrPortOf(peer.LocalAddr())
+	tr.addClosed(c, &closedConn{
+		datagram: closeDatagram, t: tr, addr: peer.LocalAddr(), ap: ap,
+		deadline:   time.Now().Add(time.Second),
+		cids:       []wire.ConnectionID{cid},
+		transports: []*Transport{tr},
 	})
+	if r := tr.handlers.get(cid); r.c != nil || r.closed == nil {
+		t.Fatalf("the ID routes to %+v, want the closed connection", r)
+	}
+	pkt := append([]byte{0x40}, cid.Bytes()...)
+	pkt = append(pkt, make([]byte, packetSize-len(pkt))...)
+	var answered []int
+	for i := 1; i <= sent; i++ {
+		peer.WriteTo(pkt, tc.LocalAddr())
+		synctest.Wait()
+		peer.SetReadDeadline(time.Now().Add(time.Millisecond))
+		buf := make([]byte, 1500)
+		if n, _, err := peer.ReadFrom(buf); err == nil {
+			if string(buf[:n]) != string(closeDatagram) {
+				t.Fatalf("answer %x, want the CONNECTION_CLOSE datagram", buf[:n])
+			}
+			answered = append(answered, i)
+		}
+	}
+	if !slices.Equal(answered, want) {
+		t.Errorf("datagrams answered %v, want %v", answered, want)
+	}
+	time.Sleep(time.Second)
+	synctest.Wait()
+	if r := tr.handlers.get(cid); r.c != nil || r.closed != nil {
+		t.Errorf("after the deadline the ID routes to %+v, want nothing", r)
+	}
+	if got := tr.Stats().ConnectionsOpen; got != 0 {
+		t.Errorf("ConnectionsOpen = %d after the deadline, want 0", got)
+	}
 }
 
 // TestClosedConnHeapOrder checks the deadline heap of closed connections.
@@ -228,4 +250,88 @@ func TestClosedConnHeapOrder(t *testing.T) {
 	if len(h) != 0 {
 		t.Fatalf("%d left", len(h))
 	}
+}
+
+// TestClosedConnRepeatsLostClose loses a client's CONNECTION_CLOSE: the
+// server, still open, sends on, and what is left of the client answers
+// with the same datagram, so that the server learns the application's
+// error code and reason.
+func TestClosedConnRepeatsLostClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newAPIPair(t, nil, nil)
+		cc := p.clientT.Conn.(*memConn)
+		time.Sleep(time.Second) // handshake confirmed
+		synctest.Wait()
+		cc.blackhole.Store(true)
+		p.client.CloseWithError(0x42, "bye")
+		synctest.Wait()
+		cc.blackhole.Store(false)
+		if conns, closed := routeCounts(p.clientT); conns != 0 || closed == 0 {
+			t.Fatalf("client IDs routing to connections %d, to closed connections %d; want 0 and some", conns, closed)
+		}
+		if err := p.server.Context().Err(); err != nil {
+			t.Fatalf("the server learned of the close already (%v): the test lost nothing", err)
+		}
+		s, err := p.server.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Write([]byte("are you there?"))
+		time.Sleep(4 * memOneWayLatency)
+		synctest.Wait()
+		var ae *ApplicationError
+		if err := context.Cause(p.server.Context()); !errors.As(err, &ae) || ae.Code != 0x42 || ae.Reason != "bye" || !ae.Remote {
+			t.Fatalf("server closed with %v, want the client's application error 0x42 \"bye\"", err)
+		}
+	})
+}
+
+// TestClosedConnsEndWithTransport closes connections, then their
+// Transport during the closing period: when Close returns, none is
+// counted and each Tracer's Done was called once.
+func TestClosedConnsEndWithTransport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 5
+		var done atomic.Int32
+		conf := &Config{Tracer: func(context.Context, bool, ConnectionID) *Tracer {
+			return &Tracer{Done: func() { done.Add(1) }}
+		}}
+		ctls, stls := testTLS(t)
+		sc, cc := newMemConnPair()
+		sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
+		clientT, serverT := &Transport{Conn: cc}, &Transport{Conn: sc}
+		l, err := serverT.Listen(stls, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			c, err := clientT.Dial(context.Background(), sc.LocalAddr(), ctls, conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Accept(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.CloseWithError(0, "")
+		}
+		synctest.Wait()
+		if _, closed := routeCounts(clientT); closed == 0 {
+			t.Fatal("no closed connection routed: the test closes nothing in the closing period")
+		}
+		if got := done.Load(); got != 0 {
+			t.Fatalf("Done called %d times in the closing period, want 0", got)
+		}
+		clientT.Close()
+		if got := clientT.Stats().ConnectionsOpen; got != 0 {
+			t.Errorf("ConnectionsOpen = %d after Close, want 0", got)
+		}
+		if got := done.Load(); got != n {
+			t.Errorf("Done called %d times after Close, want %d", got, n)
+		}
+		l.Close()
+		time.Sleep(10 * time.Second)
+		serverT.Close()
+		cc.Close()
+		sc.Close()
+	})
 }

@@ -156,17 +156,19 @@ func (c *Conn) run(timer *time.Timer) {
 		more := c.flush(now)
 		c.publish()
 		if st.closeState == stateClosed {
-			c.finish(false)
+			c.finish(nil)
 			close(c.done)
 			c.t.wg.Done()
 			return
 		}
 		d := st.nextDeadline(now)
-		if !more && st.mayPark() && st.closeState != stateActive && d.After(now) && c.inbound.release() && c.closeToRoutes() {
-			c.finish(true)
-			close(c.done)
-			c.t.wg.Done()
-			return
+		if !more && st.mayPark() && st.closeState != stateActive && d.After(now) && c.inbound.release() {
+			if cc := c.closeToRoutes(); cc != nil {
+				c.finish(cc)
+				close(c.done)
+				c.t.wg.Done()
+				return
+			}
 		}
 		if !more && st.mayPark() && (d.IsZero() || d.After(now)) {
 			if !c.handleClosing() && c.park(d) {
@@ -361,9 +363,11 @@ func (c *Conn) publish() {
 }
 
 // finish ends the connection's goroutine for good. Its routes are
-// released, unless closed: then they route to what is left of it in the
-// closing or draining state (closeToRoutes), which the Transport removes.
-func (c *Conn) finish(closed bool) {
+// released, unless cc is what is left of it in the closing or draining
+// state (closeToRoutes): they route to cc, which the Transport removes,
+// and cc answers the datagrams the connection's queue still holds.
+func (c *Conn) finish(cc *closedConn) {
+	closed := cc != nil
 	// Stops crypto/tls's handshake goroutine if the handshake never
 	// completed.
 	c.state.tls.Close()
@@ -383,7 +387,15 @@ func (c *Conn) finish(closed bool) {
 		}
 		c.t.connGone()
 	}
-	c.inbound.close()
+	c.inbound.close(func(d *inboundDatagram) {
+		if closed {
+			n := 1
+			if d.segSize > 0 {
+				n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
+			}
+			cc.handle(n, len(d.data))
+		}
+	})
 }
 
 // connGone counts a connection that ended, and closes a Transport that

@@ -87,9 +87,12 @@ func (c *connState) closeSilently(err error) {
 // (releaseClosed).
 func (c *connState) pollClose(now time.Time, b []byte) []byte {
 	if cl := c.closing; cl.released {
-		if len(cl.datagram) == 0 {
+		// Without keys any datagram counts as the peer's: answers are
+		// limited to three times the bytes received (closeAllowance).
+		if len(cl.datagram) == 0 || !closeAllowance(cl.rxBytes, cl.txBytes, len(cl.datagram)) {
 			return nil
 		}
+		cl.txBytes += uint64(len(cl.datagram))
 		c.bytesSent += uint64(len(cl.datagram))
 		c.packetsSent += cl.packets
 		return append(b, cl.datagram...)

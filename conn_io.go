@@ -95,14 +95,17 @@ func (c *Conn) drainInbound() {
 	q.spare = batch[:0]
 }
 
-// close drops what is queued and makes enqueue refuse from now on.
-func (q *inboundQueue) close() {
+// close makes enqueue refuse from now on, and drops what is queued after
+// passing each datagram to left.
+func (q *inboundQueue) close(left func(*inboundDatagram)) {
 	q.mu.Lock()
 	q.closed = true
 	batch := q.q
 	q.q, q.spare = nil, nil
 	q.mu.Unlock()
-	for _, d := range batch {
+	for i := range batch {
+		d := &batch[i]
+		left(d)
 		if d.buf != nil {
 			putPacketBuffer(d.buf)
 		}

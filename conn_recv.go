@@ -39,6 +39,7 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 		// packets" (RFC 9000, Section 10.2.1): answer the 1st, 2nd, 4th,
 		// 8th ... datagram.
 		c.closing.datagrams++
+		c.closing.rxBytes += uint64(len(d))
 		if n := c.closing.datagrams; n&(n-1) == 0 {
 			c.closeToSend = true
 		}

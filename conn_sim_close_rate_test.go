@@ -84,3 +84,40 @@ func TestClosedStateReleased(t *testing.T) {
 	}
 	released("draining", peer)
 }
+
+// RFC 9000, Section 10.2.1: a closing endpoint that dropped its keys
+// answers any datagram, so it "MUST limit the cumulative size of packets
+// it sends to three times the cumulative size of the packets that are
+// received". Datagrams of 10 bytes to a connection whose CONNECTION_CLOSE
+// datagram is larger get an answer only once 3 times their bytes cover it.
+func TestClosingStateAmplificationLimited(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 33)
+	p.connect(t)
+	c := p.server.c
+	now := p.sim.Now()
+	c.closeApplication(now, 1, "bye")
+	first := c.pollTransmit(now, make([]byte, 0, 1500))
+	if first == nil {
+		t.Fatal("no CONNECTION_CLOSE sent on closing")
+	}
+	size := len(first)
+	var answered []int
+	var rx, tx int
+	for i := 1; i <= 64; i++ {
+		small := make([]byte, 10)
+		small[0] = 0x40
+		c.handleDatagram(now, small, ackhandler.NotECT)
+		rx += len(small)
+		if d := c.pollTransmit(now, make([]byte, 0, 1500)); d != nil {
+			answered = append(answered, i)
+			tx += len(d)
+		}
+	}
+	if tx > 3*rx {
+		t.Errorf("sent %d bytes for %d received, more than 3 times", tx, rx)
+	}
+	// Without the limit, the 1st, 2nd, 4th ... 64th are answered.
+	if len(answered) == 0 || answered[0] == 1 {
+		t.Errorf("%d-byte CONNECTION_CLOSE datagram: answered datagrams %v, want none before 3 times 10 bytes per datagram covered it", size, answered)
+	}
+}

@@ -181,6 +181,9 @@ type closingState struct {
 	frame     wire.ConnectionCloseFrame // sent again in the closing state
 	deadline  time.Time                 // when the state can go
 	datagrams uint64                    // datagrams received while closing
+	// rxBytes and txBytes are the bytes received while closing and those
+	// sent in answer (closeAllowance).
+	rxBytes, txBytes uint64
 	// datagram is the first datagram of CONNECTION_CLOSE packets, sent
 	// again as it is (conn_close.go); packets is how many it holds.
 	datagram []byte

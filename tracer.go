@@ -9,9 +9,10 @@ import (
 
 // A Tracer receives one connection's events, for logging (see package
 // qlog) and metrics. Config.Tracer makes one per connection. Any field may
-// be nil. The functions run on the connection's goroutine, one at a time,
-// and must not block; they get plain values, so that tracing allocates
-// nothing per packet, and slices they get are valid only during the call.
+// be nil. The functions run on the connection's goroutine, one at a time
+// (Done, after the connection's closing period, on another), and must not
+// block; they get plain values, so that tracing allocates nothing per
+// packet, and slices they get are valid only during the call.
 type Tracer struct {
 	// ConnectionStarted is called first, when the connection starts, with
 	// the socket's local address, the peer's address, the version and the

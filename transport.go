@@ -169,7 +169,11 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		}
 		return true
 	} else if r.closed != nil {
-		r.closed.handle()
+		n := 1
+		if segSize > 0 {
+			n = (len(d) + segSize - 1) / segSize
+		}
+		r.closed.handle(n, len(d))
 		return false
 	}
 	if !wire.IsLongHeader(d[0]) {
@@ -393,15 +397,16 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // and waits for all the Transport's goroutines to exit.
 func (t *Transport) Close() error {
 	t.init()
-	t.shutdown()
+	t.shutdown(5 * time.Second)
 	t.wg.Wait()
 	return nil
 }
 
 // shutdown is Close without waiting for the Transport's goroutines, for
 // the read loop to call when the socket fails (Close would wait for the
-// read loop itself).
-func (t *Transport) shutdown() {
+// read loop itself). Closed connections answer for at most closedWait
+// (closed_conn.go).
+func (t *Transport) shutdown(closedWait time.Duration) {
 	t.closeOnce.Do(func() {
 		close(t.closing)
 		if l := t.listener.Load(); l != nil {
@@ -417,7 +422,7 @@ func (t *Transport) shutdown() {
 			case <-time.After(5 * time.Second):
 			}
 		}
-		t.endClosed(5 * time.Second)
+		t.endClosed(closedWait)
 		if t.ownConn {
 			t.Conn.Close()
 		} else {

@@ -97,7 +97,9 @@ func (t *Transport) readLoop() {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			t.shutdown() // the socket failed: close everything (Close would wait for this loop)
+			// The socket failed: close everything (Close would wait
+			// for this loop); closed connections cannot answer.
+			t.shutdown(0)
 			return
 		}
 		// One clock reading per batch.
