@@ -3,6 +3,7 @@ package quic
 import (
 	"context"
 	"errors"
+	"net"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -334,4 +335,82 @@ func TestClosedConnsEndWithTransport(t *testing.T) {
 		cc.Close()
 		sc.Close()
 	})
+}
+
+// dropWrites is a client socket whose writes vanish while drop is set.
+// It hides the *net.UDPConn, so the Transport uses plain WriteTo and
+// ReadFrom, to the addresses it is given.
+type dropWrites struct {
+	net.PacketConn
+	drop atomic.Bool
+}
+
+func (d *dropWrites) WriteTo(b []byte, addr net.Addr) (int, error) {
+	if d.drop.Load() {
+		return len(b), nil
+	}
+	return d.PacketConn.WriteTo(b, addr)
+}
+
+// TestClosedConnRepeatsLostCloseUDP is TestClosedConnRepeatsLostClose over
+// loopback UDP sockets, where the repeat must reach the peer's address.
+func TestClosedConnRepeatsLostCloseUDP(t *testing.T) {
+	ctls, stls := testTLS(t)
+	l, err := ListenAddr("127.0.0.1:0", stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := &dropWrites{PacketConn: udp}
+	tr := &Transport{Conn: dc}
+	defer func() {
+		tr.Close()
+		udp.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := tr.Dial(ctx, l.Addr(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-c.HandshakeComplete()
+	time.Sleep(50 * time.Millisecond) // HANDSHAKE_DONE and its acknowledgement
+	dc.drop.Store(true)
+	c.CloseWithError(0x42, "bye")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, closed := routeCounts(tr); closed > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the closed client connection was not handed to a closedConn")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	dc.drop.Store(false)
+	if err := s.Context().Err(); err != nil {
+		t.Fatalf("the server learned of the close already (%v): the test lost nothing", err)
+	}
+	us, err := s.OpenUniStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us.Write([]byte("are you there?"))
+	select {
+	case <-s.Context().Done():
+	case <-ctx.Done():
+		t.Fatal("the server never learned of the close")
+	}
+	var ae *ApplicationError
+	if err := context.Cause(s.Context()); !errors.As(err, &ae) || ae.Code != 0x42 || ae.Reason != "bye" || !ae.Remote {
+		t.Fatalf("server closed with %v, want the client's application error 0x42 \"bye\"", err)
+	}
 }
