@@ -394,7 +394,9 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 
 // Close closes every connection of the Transport (with an application
 // close of code 0), the listener, and the socket if the Transport made it,
-// and waits for all the Transport's goroutines to exit.
+// and waits for all the Transport's goroutines to exit. Connections that
+// closed keep answering the peer with their CONNECTION_CLOSE until their
+// closing period ends (RFC 9000, Section 10.2), for at most 5 seconds.
 func (t *Transport) Close() error {
 	t.init()
 	t.shutdown(5 * time.Second)
