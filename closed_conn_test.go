@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"runtime"
@@ -42,6 +43,56 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
+// memTransports are a client and a server Transport over a memConn pair,
+// the server listening; inside a synctest bubble.
+type memTransports struct {
+	clientT, serverT *Transport
+	l                *Listener
+	ctls             *tls.Config
+	sc, cc           *memConn
+}
+
+func newMemTransports(t *testing.T) *memTransports {
+	t.Helper()
+	ctls, stls := testTLS(t)
+	m := &memTransports{ctls: ctls}
+	m.sc, m.cc = newMemConnPair()
+	m.sc.latency, m.cc.latency = memOneWayLatency, memOneWayLatency
+	m.clientT, m.serverT = &Transport{Conn: m.cc}, &Transport{Conn: m.sc}
+	var err error
+	if m.l, err = m.serverT.Listen(stls, nil); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// dial connects a client to the server, with conf on the client side, and
+// returns both ends.
+func (m *memTransports) dial(t *testing.T, conf *Config) (client, server *Conn) {
+	t.Helper()
+	client, err := m.clientT.Dial(context.Background(), m.sc.LocalAddr(), m.ctls, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if server, err = m.l.Accept(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return client, server
+}
+
+// close closes the listener, then each Transport once its closed
+// connections are gone (after clientWait and serverWait), then the
+// sockets.
+func (m *memTransports) close(clientWait, serverWait time.Duration) {
+	m.l.Close()
+	time.Sleep(clientWait)
+	m.clientT.Close()
+	time.Sleep(serverWait)
+	m.serverT.Close()
+	m.cc.Close()
+	m.sc.Close()
+}
+
 // TestClosedConnsKeepLittle closes connections from the client and checks
 // that, in the closing state (client) and the draining state (server),
 // their IDs route to what is left of them, which keeps little memory,
@@ -49,30 +100,12 @@ func liveHeap() uint64 {
 func TestClosedConnsKeepLittle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 100
-		ctls, stls := testTLS(t)
-		sc, cc := newMemConnPair()
-		sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-		clientT, serverT := &Transport{Conn: cc}, &Transport{Conn: sc}
-		l, err := serverT.Listen(stls, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			l.Close()
-			clientT.Close()
-			serverT.Close()
-			cc.Close()
-			sc.Close()
-		}()
+		m := newMemTransports(t)
+		clientT, serverT := m.clientT, m.serverT
+		defer m.close(0, 0)
 		// A first connection makes the Transports' buffers and pools,
 		// which are not what is measured.
-		warm, err := clientT.Dial(context.Background(), sc.LocalAddr(), ctls, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.Accept(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		warm, _ := m.dial(t, nil)
 		warm.CloseWithError(0, "")
 		warm = nil
 		time.Sleep(10 * time.Second)
@@ -80,14 +113,7 @@ func TestClosedConnsKeepLittle(t *testing.T) {
 
 		var clients, servers []*Conn
 		for range n {
-			c, err := clientT.Dial(context.Background(), sc.LocalAddr(), ctls, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := l.Accept(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, s := m.dial(t, nil)
 			clients, servers = append(clients, c), append(servers, s)
 		}
 		time.Sleep(time.Second) // handshakes confirmed, spare IDs issued
@@ -297,22 +323,10 @@ func TestClosedConnsEndWithTransport(t *testing.T) {
 		conf := &Config{Tracer: func(context.Context, bool, ConnectionID) *Tracer {
 			return &Tracer{Done: func() { done.Add(1) }}
 		}}
-		ctls, stls := testTLS(t)
-		sc, cc := newMemConnPair()
-		sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-		clientT, serverT := &Transport{Conn: cc}, &Transport{Conn: sc}
-		l, err := serverT.Listen(stls, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newMemTransports(t)
+		clientT := m.clientT
 		for range n {
-			c, err := clientT.Dial(context.Background(), sc.LocalAddr(), ctls, conf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := l.Accept(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c, _ := m.dial(t, conf)
 			c.CloseWithError(0, "")
 		}
 		synctest.Wait()
@@ -329,11 +343,7 @@ func TestClosedConnsEndWithTransport(t *testing.T) {
 		if got := done.Load(); got != n {
 			t.Errorf("Done called %d times after Close, want %d", got, n)
 		}
-		l.Close()
-		time.Sleep(10 * time.Second)
-		serverT.Close()
-		cc.Close()
-		sc.Close()
+		m.close(0, 10*time.Second)
 	})
 }
 

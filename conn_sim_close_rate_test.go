@@ -9,19 +9,28 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// RFC 9000, Section 10.2.1: an endpoint in the closing state "SHOULD limit
-// the rate at which it generates packets in the closing state". 64
-// datagrams arriving after the close get 7 answers (1st, 2nd, 4th, ... 64th).
-func TestClosingStateRateLimited(t *testing.T) {
-	p := newSimPair(t, testLink, nil, 31)
+// closingServer connects a simulated pair and closes the server's
+// connection, returning it, the time and its CONNECTION_CLOSE datagram.
+func closingServer(t *testing.T, seed uint64) (*simPair, *connState, time.Time, []byte) {
+	t.Helper()
+	p := newSimPair(t, testLink, nil, seed)
 	p.connect(t)
 	c := p.server.c
 	now := p.sim.Now()
 	c.closeApplication(now, 1, "bye")
-	buf := make([]byte, 0, 1500)
-	if d := c.pollTransmit(now, buf); d == nil {
+	first := c.pollTransmit(now, make([]byte, 0, 1500))
+	if first == nil {
 		t.Fatal("no CONNECTION_CLOSE sent on closing")
 	}
+	return p, c, now, first
+}
+
+// RFC 9000, Section 10.2.1: an endpoint in the closing state "SHOULD limit
+// the rate at which it generates packets in the closing state". 64
+// datagrams arriving after the close get 7 answers (1st, 2nd, 4th, ... 64th).
+func TestClosingStateRateLimited(t *testing.T) {
+	p, c, now, _ := closingServer(t, 31)
+	buf := make([]byte, 0, 1500)
 	answers := 0
 	for i := 0; i < 64; i++ {
 		pkt := sealTestPacket(p.client.c, now, ackhandler.SpaceApplication, []byte{byte(wire.FrameTypePing)})
@@ -91,15 +100,7 @@ func TestClosedStateReleased(t *testing.T) {
 // received". Datagrams of 10 bytes to a connection whose CONNECTION_CLOSE
 // datagram is larger get an answer only once 3 times their bytes cover it.
 func TestClosingStateAmplificationLimited(t *testing.T) {
-	p := newSimPair(t, testLink, nil, 33)
-	p.connect(t)
-	c := p.server.c
-	now := p.sim.Now()
-	c.closeApplication(now, 1, "bye")
-	first := c.pollTransmit(now, make([]byte, 0, 1500))
-	if first == nil {
-		t.Fatal("no CONNECTION_CLOSE sent on closing")
-	}
+	_, c, now, first := closingServer(t, 33)
 	size := len(first)
 	var answered []int
 	var rx, tx int
