@@ -162,15 +162,17 @@ func (c *Conn) run(timer *time.Timer) {
 			return
 		}
 		d := st.nextDeadline(now)
-		if !more && st.mayPark() && st.closeState != stateActive && d.After(now) && c.inbound.release() {
-			if cc := c.closeToRoutes(); cc != nil {
-				c.finish(cc)
-				close(c.done)
-				c.t.wg.Done()
-				return
-			}
-		}
 		if !more && st.mayPark() && (d.IsZero() || d.After(now)) {
+			// Closing or draining: what is left answers for the
+			// connection, whose goroutine ends (closed_conn.go).
+			if st.closeState != stateActive && c.inbound.release() {
+				if cc := c.closeToRoutes(); cc != nil {
+					c.finish(cc)
+					close(c.done)
+					c.t.wg.Done()
+					return
+				}
+			}
 			if !c.handleClosing() && c.park(d) {
 				return
 			}
@@ -387,15 +389,11 @@ func (c *Conn) finish(cc *closedConn) {
 		}
 		c.t.connGone()
 	}
-	c.inbound.close(func(d *inboundDatagram) {
-		if closed {
-			n := 1
-			if d.segSize > 0 {
-				n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
-			}
-			cc.handle(n, len(d.data))
-		}
-	})
+	var left func(*inboundDatagram)
+	if closed {
+		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
+	}
+	c.inbound.close(left)
 }
 
 // connGone counts a connection that ended, and closes a Transport that

@@ -56,12 +56,8 @@ func (c *Conn) enqueue(d inboundDatagram) bool {
 	q.mu.Lock()
 	if q.closed || q.queued+size > maxInboundQueued {
 		q.mu.Unlock()
-		n := 1
-		if d.segSize > 0 {
-			n = (len(d.data) + int(d.segSize) - 1) / int(d.segSize)
-		}
 		c.mu.Lock()
-		c.dropped += uint64(n)
+		c.dropped += uint64(datagramCount(len(d.data), int(d.segSize)))
 		c.mu.Unlock()
 		return false
 	}
@@ -95,8 +91,17 @@ func (c *Conn) drainInbound() {
 	q.spare = batch[:0]
 }
 
+// datagramCount returns how many datagrams n bytes received as one run of
+// segSize-byte datagrams (GRO; 0: one datagram) are.
+func datagramCount(n, segSize int) int {
+	if segSize <= 0 {
+		return 1
+	}
+	return (n + segSize - 1) / segSize
+}
+
 // close makes enqueue refuse from now on, and drops what is queued after
-// passing each datagram to left.
+// passing each datagram to left, if not nil.
 func (q *inboundQueue) close(left func(*inboundDatagram)) {
 	q.mu.Lock()
 	q.closed = true
@@ -105,7 +110,9 @@ func (q *inboundQueue) close(left func(*inboundDatagram)) {
 	q.mu.Unlock()
 	for i := range batch {
 		d := &batch[i]
-		left(d)
+		if left != nil {
+			left(d)
+		}
 		if d.buf != nil {
 			putPacketBuffer(d.buf)
 		}

@@ -20,7 +20,7 @@ func TestInboundQueueBound(t *testing.T) {
 	c.inbound.mu.Lock()
 	c.inbound.q = nil // not pooled buffers: do not return them
 	c.inbound.mu.Unlock()
-	c.inbound.close(func(*inboundDatagram) {})
+	c.inbound.close(nil)
 	if c.enqueue(inboundDatagram{data: []byte{1}}) {
 		t.Fatal("a closed queue took a datagram")
 	}

@@ -169,11 +169,7 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		}
 		return true
 	} else if r.closed != nil {
-		n := 1
-		if segSize > 0 {
-			n = (len(d) + segSize - 1) / segSize
-		}
-		r.closed.handle(n, len(d))
+		r.closed.handle(datagramCount(len(d), segSize), len(d))
 		return false
 	}
 	if !wire.IsLongHeader(d[0]) {
