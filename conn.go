@@ -330,7 +330,7 @@ func (c *Conn) publish() {
 		// a reader waiting on a starved window to grow: pollTransmit does
 		// both, so go round again.
 		readsDue := st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate())
-		starved := st.streams.publishStarved(st.connRecv.Starved() && st.connRecv.Window() < st.connRecv.MaxWindow())
+		starved := st.streams.publishStarved(st.connRecv.CanGrowForWaitingReader())
 		if readsDue || starved {
 			c.wake()
 		}
