@@ -43,9 +43,10 @@ type Config struct {
 	// so how much received data the connection buffers. The window grows
 	// when the application reads fast, and also when the peer has used
 	// the window up with data the application has not read yet while an
-	// application goroutine waits in a Read: an application that reads
-	// the streams one after another would otherwise wait forever. One that
-	// leaves more than this unread while it waits for more still blocks.
+	// application goroutine waits in a Read or an Accept: an application
+	// that reads the streams one after another, or accepts streams before
+	// it reads them, would otherwise wait forever. One that leaves this
+	// much unread while it waits for more still blocks.
 	// Default 24 MiB.
 	MaxConnectionReceiveWindow uint64
 

@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -61,12 +62,14 @@ type streamsMap struct {
 	// a stream's readConsumed before the reader counted it here.
 	readPending atomic.Int64
 	readWakeAt  atomic.Int64
-	// waitingReaders counts the application goroutines blocked in a Read,
-	// and connStarved is set by the connection goroutine while the
-	// connection's receive window is starved (flowcontrol: Starved): a
-	// reader that starts waiting then wakes the goroutine, which grows the
-	// window (connState.growWindowForReaders). Each side writes its own
-	// and reads the other's, so at least one sees both (sequentially
+	// waitingReaders counts the application goroutines blocked in a Read
+	// or an Accept, which wait for the peer's stream data, and
+	// connStarved is set by the connection goroutine while the
+	// connection's receive window is starved and may grow
+	// (flowcontrol: CanGrowForWaitingReader): a reader that starts
+	// waiting then wakes the goroutine, which grows the window
+	// (connState.growWindowForReaders). Each side writes its own and
+	// reads the other's, so at least one sees both (sequentially
 	// consistent atomics).
 	waitingReaders atomic.Int64
 	connStarved    atomic.Bool
@@ -236,6 +239,32 @@ func (m *streamsMap) acceptStream(bidi bool) (*stream, <-chan struct{}, error) {
 		return nil, nil, m.closed
 	}
 	return nil, waitChannel(&m.acceptWait), nil
+}
+
+// waitAccept waits for the peer to open a stream (see acceptStream), or
+// for ctx to be done. While it waits it counts as a reader waiting for
+// the peer's data (readerWaits): a new stream's first byte needs
+// connection credit like any other, and an application that accepted
+// streams and leaves them unread while it waits for the next one would
+// otherwise wait forever once that data used the connection window up.
+// net/http2 does not meet this: HEADERS, which open a stream, are not
+// flow controlled; in QUIC the request is stream data.
+func (m *streamsMap) waitAccept(ctx context.Context, bidi bool) (*stream, error) {
+	counted := false
+	s, err := waitForStream(ctx, func(bidi bool) (*stream, <-chan struct{}, error) {
+		s, wait, err := m.acceptStream(bidi)
+		if wait != nil && !counted {
+			counted = true
+			if m.readerWaits(1) {
+				m.wake()
+			}
+		}
+		return s, wait, err
+	}, bidi)
+	if counted {
+		m.readerWaits(-1)
+	}
+	return s, err
 }
 
 // getOrOpenPeerStream returns the stream a frame refers to, creating it and
