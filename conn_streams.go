@@ -32,9 +32,11 @@ type streamsMap struct {
 	openedBidi, openedUni   uint64
 	peerMaxBidi, peerMaxUni uint64
 	blockedBidi, blockedUni bool // an opener waits: send STREAMS_BLOCKED
-	streamsBlockedSentBidi  uint64
-	streamsBlockedSentUni   uint64
-	openWait                chan struct{} // made for a waiter, closed and cleared when limits rise
+	// The limit the last STREAMS_BLOCKED of each kind carried, plus
+	// one; 0 when none is outstanding (none sent, or it was lost).
+	streamsBlockedSentBidi uint64
+	streamsBlockedSentUni  uint64
+	openWait               chan struct{} // made for a waiter, closed and cleared when limits rise
 	// Streams the peer opens: the highest count seen, how many closed,
 	// and the limit advertised.
 	peerOpenedBidi, peerOpenedUni uint64
@@ -42,8 +44,12 @@ type streamsMap struct {
 	maxBidi, maxUni               uint64 // our advertised limits
 	maxBidiSent, maxUniSent       uint64
 	maxBidiLost, maxUniLost       bool // a MAX_STREAMS frame was lost
-	acceptBidi, acceptUni         []*stream
-	acceptWait                    chan struct{} // made for a waiter, closed and cleared when streams arrive
+	// The largest limit the peer said in STREAMS_BLOCKED it has used,
+	// up to the limit advertised: streams it opened whose frames have
+	// not arrived count as opened.
+	peerBlockedBidi, peerBlockedUni uint64
+	acceptBidi, acceptUni           []*stream
+	acceptWait                      chan struct{} // made for a waiter, closed and cleared when streams arrive
 	// attention holds streams whose application side changed (data
 	// written or read, close, cancel); attentionPending is set while it
 	// is not empty, so that the connection goroutine looks without the
@@ -564,20 +570,74 @@ func (m *streamsMap) controlFramesPending() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.blockedBidi || m.blockedUni
+	return m.streamsBlockedDue(true) || m.streamsBlockedDue(false)
 }
 
 // maxStreamsDue reports whether a MAX_STREAMS frame should go out: when
-// half of the advertised unidirectional streams, or an eighth of the
-// bidirectional ones, were closed since the last one. Request/response
-// protocols (HTTP/3) keep many bidirectional streams in flight; waiting
-// for half of them stalled about half of the new requests at 64 in
-// flight against a limit of 100. m.mu must be held.
+// the one carrying the current limit was lost, or the limit rose (as
+// streams closed) since the last one by a batch (half of the advertised
+// unidirectional streams, an eighth of the bidirectional ones), or at
+// all while the peer may open fewer than a batch more. The last rule
+// keeps MaxIncomingStreams available to a peer that opens all it may
+// ("Implementations might choose to increase limits as streams are
+// closed, to keep the number of streams available to peers roughly
+// consistent", RFC 9000, Section 4.6): a peer near its limit gets credit
+// for each stream that closes, at once, while one far from it gets a
+// frame per batch. Batching alone held back a peer with 95 of 100 streams
+// open until 12 had closed. Request/response protocols (HTTP/3) keep many
+// bidirectional streams in flight; waiting for half of them stalled about
+// half of the new requests at 64 in flight against a limit of 100. A STREAMS_BLOCKED frame counts the streams it
+// reports as opened (handleStreamsBlocked), but credit never waits for
+// one: "An endpoint MUST NOT wait to receive this signal before
+// advertising additional credit" (Section 4.6).
+//
+// Connection goroutine only; it writes all the state read here.
 func (m *streamsMap) maxStreamsDue(bidi bool) bool {
 	if bidi {
-		return m.maxBidiLost || m.maxBidi > m.maxBidiSent && m.maxBidi-m.maxBidiSent >= max(uint64(m.c.config.MaxIncomingStreams)/8, 1)
+		return m.maxBidiLost || streamCreditDue(m.maxBidi, m.maxBidiSent, max(m.peerOpenedBidi, m.peerBlockedBidi),
+			uint64(m.c.config.MaxIncomingStreams)/8)
 	}
-	return m.maxUniLost || m.maxUni > m.maxUniSent && m.maxUni-m.maxUniSent >= max(uint64(m.c.config.MaxIncomingUniStreams)/2, 1)
+	return m.maxUniLost || streamCreditDue(m.maxUni, m.maxUniSent, max(m.peerOpenedUni, m.peerBlockedUni),
+		uint64(m.c.config.MaxIncomingUniStreams)/2)
+}
+
+// streamCreditDue applies the rules of maxStreamsDue to a limit, the
+// limit last sent, the streams the peer used and the batch size.
+func streamCreditDue(limit, sent, used, batch uint64) bool {
+	if limit <= sent {
+		return false
+	}
+	batch = max(batch, 1)
+	return limit-sent >= batch || sent-min(used, sent) < batch
+}
+
+// handleStreamsBlocked handles a STREAMS_BLOCKED frame: the peer wants to
+// open a stream but has used the limit it carries. A limit below the one
+// last sent means that the MAX_STREAMS carrying it was lost (or is late):
+// it is sent again, with the current value. The streams the frame
+// reports count as opened for maxStreamsDue, up to the limit sent (a
+// larger value is a peer that lies, and changes nothing).
+func (m *streamsMap) handleStreamsBlocked(f wire.StreamsBlockedFrame) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	blocked, sent, lost := &m.peerBlockedBidi, m.maxBidiSent, &m.maxBidiLost
+	if !f.Bidi {
+		blocked, sent, lost = &m.peerBlockedUni, m.maxUniSent, &m.maxUniLost
+	}
+	*blocked = max(*blocked, min(f.MaximumStreams, sent))
+	if f.MaximumStreams < sent {
+		*lost = true
+	}
+}
+
+// streamsBlockedDue reports whether a STREAMS_BLOCKED frame should go
+// out: an opener found the peer's limit reached, and no frame carrying
+// that limit is outstanding. m.mu must be held.
+func (m *streamsMap) streamsBlockedDue(bidi bool) bool {
+	if bidi {
+		return m.blockedBidi && m.streamsBlockedSentBidi != m.peerMaxBidi+1
+	}
+	return m.blockedUni && m.streamsBlockedSentUni != m.peerMaxUni+1
 }
 
 // appendControlFrames appends MAX_STREAMS, STREAMS_BLOCKED and each
@@ -604,6 +664,10 @@ func (m *streamsMap) appendStreamsFrames(b []byte, end int) []byte {
 			if bidi {
 				f.MaximumStreams = m.maxBidi
 			}
+			// "If a max_streams transport parameter or a MAX_STREAMS frame
+			// is received with a value greater than 2^60 ... the
+			// connection MUST be closed" (RFC 9000, Section 4.6).
+			f.MaximumStreams = min(f.MaximumStreams, wire.MaxStreamCount)
 			if f.EncodedLen() <= end-len(b) {
 				b = f.Append(b)
 				if bidi {
@@ -614,18 +678,21 @@ func (m *streamsMap) appendStreamsFrames(b []byte, end int) []byte {
 				m.c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeMaxStreamsBidi, Extra: boolToUint(bidi)})
 			}
 		}
-		blocked, opened, sent := &m.blockedBidi, m.openedBidi, &m.streamsBlockedSentBidi
-		if !bidi {
-			blocked, opened, sent = &m.blockedUni, m.openedUni, &m.streamsBlockedSentUni
-		}
-		if *blocked && *sent != opened+1 {
+		if m.streamsBlockedDue(bidi) {
+			limit, sent := m.peerMaxBidi, &m.streamsBlockedSentBidi
+			if !bidi {
+				limit, sent = m.peerMaxUni, &m.streamsBlockedSentUni
+			}
 			// "A sender SHOULD send a STREAMS_BLOCKED frame when it wishes
 			// to open a stream but is unable to do so due to the maximum
-			// stream limit set by its peer" (RFC 9000, Section 19.14).
-			f := wire.StreamsBlockedFrame{Bidi: bidi, MaximumStreams: opened}
+			// stream limit set by its peer" (RFC 9000, Section 19.14),
+			// carrying "the maximum number of streams allowed at the time
+			// the frame was sent".
+			f := wire.StreamsBlockedFrame{Bidi: bidi, MaximumStreams: limit}
 			if f.EncodedLen() <= end-len(b) {
 				b = f.Append(b)
-				*sent = opened + 1
+				*sent = limit + 1
+				m.c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeStreamsBlockedBidi, Extra: boolToUint(bidi), Offset: limit})
 			}
 		}
 	}
@@ -688,6 +755,23 @@ func (m *streamsMap) onFrameLost(f *ackhandler.FrameRecord) {
 			m.maxBidiLost = true
 		} else {
 			m.maxUniLost = true
+		}
+		m.mu.Unlock()
+		return
+	case wire.FrameTypeStreamsBlockedBidi:
+		// "A new frame is sent if a packet containing the most recent
+		// frame for a scope is lost, but only while the endpoint is
+		// blocked on the corresponding limit. These frames always include
+		// the limit that is causing blocking at the time that they are
+		// transmitted." (RFC 9000, Section 13.3) streamsBlockedDue checks
+		// that an opener is still blocked when the frame is built.
+		m.mu.Lock()
+		sent := &m.streamsBlockedSentBidi
+		if f.Extra == 0 {
+			sent = &m.streamsBlockedSentUni
+		}
+		if *sent == f.Offset+1 {
+			*sent = 0
 		}
 		m.mu.Unlock()
 		return

@@ -1,0 +1,245 @@
+package quic
+
+import (
+	"io"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/wire"
+)
+
+// Tests of the stream-count limits (RFC 9000, Section 4.6: MAX_STREAMS
+// and STREAMS_BLOCKED) and of the final size of closed streams (Section
+// 4.5), through whole connections on the simulator.
+
+// openRequests opens n client bidirectional streams that each send "req"
+// and a FIN, and returns them.
+func openRequests(t *testing.T, p *simPair, n int) []*stream {
+	t.Helper()
+	var list []*stream
+	for range n {
+		s, _, err := p.client.c.streams.openStream(true)
+		if err != nil || s == nil {
+			t.Fatalf("open stream %d: %v", len(list), err)
+		}
+		simWrite(s, []byte("req"))
+		s.closeWrite()
+		list = append(list, s)
+	}
+	return list
+}
+
+// acceptN runs p until the server accepted n bidirectional streams.
+func acceptN(t *testing.T, p *simPair, n int) []*stream {
+	t.Helper()
+	var list []*stream
+	p.run(t, 2*time.Second, func() bool {
+		if p.server.c != nil {
+			list = append(list, acceptAll(p.server.c, true)...)
+		}
+		return len(list) >= n
+	})
+	return list
+}
+
+// finishStream reads s to its end and closes its sending part.
+func finishStream(t *testing.T, s *stream) {
+	t.Helper()
+	if _, err := simRead(s, make([]byte, 16)); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if _, err := simRead(s, make([]byte, 16)); err != io.EOF {
+		t.Fatalf("stream %d: %v, want EOF", s.id, err)
+	}
+	s.closeWrite()
+}
+
+// The peer keeps MaxIncomingStreams open: as soon as streams close, a
+// peer that has opened all it may gets credit for new ones. "Implementations
+// might choose to increase limits as streams are closed, to keep the number
+// of streams available to peers roughly consistent" (RFC 9000, Section
+// 4.6), and MaxIncomingStreams is how many the peer "may have open at
+// once". MAX_STREAMS waited until an eighth of the limit (12 of 100) had
+// closed: with 95 of 100 open the client could not open another.
+func TestSimMaxStreamsPromptAtLimit(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 100}, 311)
+	p.connect(t)
+	openRequests(t, p, 100)
+	srv := acceptN(t, p, 100)
+	if s, _, _ := p.client.c.streams.openStream(true); s != nil {
+		t.Fatal("a 101st stream opened beyond the limit")
+	}
+	for _, s := range srv[:5] {
+		finishStream(t, s)
+	}
+	start := p.sim.Now()
+	p.run(t, 5*time.Second, func() bool {
+		s, _, err := p.client.c.streams.openStream(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s != nil
+	})
+	// The FIN out, its ACK back, MAX_STREAMS out: two round trips.
+	if d := p.sim.Now().Sub(start); d > 3*2*testLink.Delay {
+		t.Errorf("stream 101 opened %v after 5 streams closed", d)
+	}
+	// All five closed streams count, soon.
+	p.run(t, 3*2*testLink.Delay, func() bool { return p.client.c.streams.peerMaxBidi == 105 })
+}
+
+// STREAMS_BLOCKED tells that the peer has opened all the streams it may,
+// even before the frames opening them arrive: a limit raised since the
+// last MAX_STREAMS is sent at once. "An endpoint MUST NOT wait to receive
+// this signal before advertising additional credit" (RFC 9000, Section
+// 4.6); the signal still says that credit is due now. It was ignored.
+func TestSimStreamsBlockedTriggersMaxStreams(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 100}, 312)
+	p.connect(t)
+	openRequests(t, p, 50)
+	srv := acceptN(t, p, 50)
+	for _, s := range srv[:3] {
+		finishStream(t, s)
+	}
+	p.run(t, time.Second, func() bool { return p.server.c.streams.maxBidi == 103 })
+	p.sim.RunFor(100 * time.Millisecond)
+	if got := p.client.c.streams.peerMaxBidi; got != 100 {
+		t.Fatalf("client may open %d streams before STREAMS_BLOCKED; the test expects 100", got)
+	}
+	// The peer reports the 100 streams it may open as used.
+	p.injectFrames(p.client, ackhandler.SpaceApplication, wire.StreamsBlockedFrame{Bidi: true, MaximumStreams: 100}.Append(nil))
+	p.run(t, time.Second, func() bool { return p.client.c.streams.peerMaxBidi == 103 })
+}
+
+// A STREAMS_BLOCKED frame that repeats a limit below the one sent means
+// that the MAX_STREAMS carrying it was lost or is late: the current limit
+// is sent again.
+func TestSimStreamsBlockedBelowSentLimit(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 10}, 313)
+	p.connect(t)
+	openRequests(t, p, 10)
+	srv := acceptN(t, p, 10)
+	clog := watchFrames(p.client.c)
+	for _, s := range srv[:2] {
+		finishStream(t, s)
+	}
+	p.run(t, time.Second, func() bool { return p.client.c.streams.peerMaxBidi == 12 })
+	p.sim.RunFor(time.Second)
+	p.client.c.streams.mu.Lock()
+	p.client.c.streams.peerMaxBidi = 10 // as if that MAX_STREAMS never arrived
+	p.client.c.streams.mu.Unlock()
+	before := clog.counts[wire.FrameTypeMaxStreamsBidi]
+	p.injectFrames(p.client, ackhandler.SpaceApplication, wire.StreamsBlockedFrame{Bidi: true, MaximumStreams: 10}.Append(nil))
+	p.run(t, time.Second, func() bool { return p.client.c.streams.peerMaxBidi == 12 })
+	if clog.counts[wire.FrameTypeMaxStreamsBidi] != before+1 {
+		t.Errorf("%d MAX_STREAMS frames after STREAMS_BLOCKED, want 1", clog.counts[wire.FrameTypeMaxStreamsBidi]-before)
+	}
+}
+
+// A lost STREAMS_BLOCKED is sent again, with the limit of the time: "Blocked signals are carried in DATA_BLOCKED,
+// STREAM_DATA_BLOCKED, and STREAMS_BLOCKED frames. ... A new frame is sent
+// if a packet containing the most recent frame for a scope is lost, but
+// only while the endpoint is blocked on the corresponding limit. These
+// frames always include the limit that is causing blocking at the time
+// that they are transmitted." (RFC 9000, Section 13.3) It was not
+// recorded as sent, so its loss went unnoticed.
+func TestSimLostStreamsBlockedResent(t *testing.T) {
+	for _, bidi := range []bool{true, false} {
+		p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 2, MaxIncomingUniStreams: 2}, 314)
+		p.connect(t)
+		for range 2 {
+			s, _, err := p.client.c.streams.openStream(bidi)
+			if err != nil || s == nil {
+				t.Fatal(err)
+			}
+			simWrite(s, []byte("open, not finished"))
+		}
+		p.sim.RunFor(200 * time.Millisecond)
+		var got []wire.StreamsBlockedFrame
+		p.server.c.onFrame = func(_ ackhandler.Space, f *wire.Frame) {
+			if f.Type == wire.FrameTypeStreamsBlockedBidi || f.Type == wire.FrameTypeStreamsBlockedUni {
+				got = append(got, f.StreamsBlocked)
+			}
+		}
+		// The packet carrying the first STREAMS_BLOCKED is lost.
+		p.client.dropOut = func(time.Time, []byte) bool { return true }
+		if s, _, _ := p.client.c.streams.openStream(bidi); s != nil {
+			t.Fatal("opened beyond the limit")
+		}
+		p.sim.RunFor(5 * time.Millisecond)
+		if p.client.droppedOut == 0 {
+			t.Fatal("no packet sent for STREAMS_BLOCKED")
+		}
+		p.client.dropOut = nil
+		p.run(t, 3*time.Second, func() bool { return len(got) > 0 })
+		p.sim.RunFor(time.Second)
+		if len(got) != 1 || got[0] != (wire.StreamsBlockedFrame{Bidi: bidi, MaximumStreams: 2}) {
+			t.Errorf("bidi %v: STREAMS_BLOCKED frames received %+v", bidi, got)
+		}
+	}
+}
+
+// Data beyond the final size of a stream already closed and forgotten: "A
+// receiver SHOULD treat receipt of data at or beyond the final size as an
+// error of type FINAL_SIZE_ERROR, even after a stream is closed" (RFC 9000,
+// Section 4.5). Such data was ignored. A copy of data within the final
+// size (a retransmission that crossed the acknowledgment) is no error.
+func TestSimDataBeyondFinalSizeOfRetiredStream(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		offset uint64
+		data   string
+		fin    bool
+		err    bool
+	}{
+		{"retransmission", 0, "req", true, false},
+		{"beyond", 3, "x", false, true},
+		{"straddling", 2, "qx", false, true},
+		{"other final size", 0, "re", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newSimPair(t, testLink, nil, 315)
+			p.connect(t)
+			cs := openRequests(t, p, 1)[0]
+			ss := acceptN(t, p, 1)[0]
+			finishStream(t, ss)
+			p.run(t, time.Second, func() bool { return p.server.c.streams.openCount() == 0 })
+			f := wire.StreamFrame{StreamID: cs.id, Offset: tc.offset, Data: []byte(tc.data), Fin: tc.fin, HasLength: true}
+			p.injectFrames(p.client, ackhandler.SpaceApplication, f.Append(nil))
+			if !tc.err {
+				p.sim.RunFor(time.Second)
+				if p.server.c.closeState != stateActive {
+					t.Fatalf("server closed: %v", p.server.c.closeErr)
+				}
+				return
+			}
+			checkCloseErrors(t, p, wire.RoleServer,
+				&TransportError{Code: wire.FinalSizeError, FrameType: wire.FrameTypeStream},
+				&TransportError{Code: wire.FinalSizeError, Remote: true})
+		})
+	}
+}
+
+// A MaxIncomingStreams above 2^60 is advertised as 2^60: "If a
+// max_streams transport parameter or a MAX_STREAMS frame is received with
+// a value greater than 2^60 ... the connection MUST be closed immediately
+// with a connection error of type TRANSPORT_PARAMETER_ERROR" (RFC 9000,
+// Section 4.6); the peer closed the connection at once.
+func TestSimMaxIncomingStreamsAbove2To60(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: math.MaxInt64, MaxIncomingUniStreams: math.MaxInt64}, 316)
+	p.connect(t)
+	openRequests(t, p, 1)
+	finishStream(t, acceptN(t, p, 1)[0]) // a MAX_STREAMS follows
+	p.run(t, time.Second, func() bool { return p.server.c.streams.openCount() == 0 })
+	p.sim.RunFor(time.Second)
+	for _, c := range []*connState{p.client.c, p.server.c} {
+		if c.closeState != stateActive {
+			t.Fatalf("%v closed: %v", c.role, c.closeErr)
+		}
+	}
+	if m := p.client.c.streams; m.peerMaxBidi != wire.MaxStreamCount || m.peerMaxUni != wire.MaxStreamCount {
+		t.Errorf("client may open %d and %d streams, want 2^60", m.peerMaxBidi, m.peerMaxUni)
+	}
+}
