@@ -192,12 +192,16 @@ func TestSimDataBeyondFinalSizeOfRetiredStream(t *testing.T) {
 		offset uint64
 		data   string
 		fin    bool
+		reset  bool // RESET_STREAM with final size offset
 		err    bool
 	}{
-		{"retransmission", 0, "req", true, false},
-		{"beyond", 3, "x", false, true},
-		{"straddling", 2, "qx", false, true},
-		{"other final size", 0, "re", true, true},
+		{"retransmission", 0, "req", true, false, false},
+		{"empty at the end", 3, "", false, false, false},
+		{"beyond", 3, "x", false, false, true},
+		{"straddling", 2, "qx", false, false, true},
+		{"other final size", 0, "re", true, false, true},
+		{"reset with the final size", 3, "", false, true, false},
+		{"reset with another final size", 4, "", false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newSimPair(t, testLink, nil, 315)
@@ -206,8 +210,13 @@ func TestSimDataBeyondFinalSizeOfRetiredStream(t *testing.T) {
 			ss := acceptN(t, p, 1)[0]
 			finishStream(t, ss)
 			p.run(t, time.Second, func() bool { return p.server.c.streams.openCount() == 0 })
-			f := wire.StreamFrame{StreamID: cs.id, Offset: tc.offset, Data: []byte(tc.data), Fin: tc.fin, HasLength: true}
-			p.injectFrames(p.client, ackhandler.SpaceApplication, f.Append(nil))
+			frame := wire.StreamFrame{StreamID: cs.id, Offset: tc.offset, Data: []byte(tc.data), Fin: tc.fin, HasLength: true}.Append(nil)
+			ft := wire.FrameTypeStream
+			if tc.reset {
+				frame = wire.ResetStreamFrame{StreamID: cs.id, FinalSize: tc.offset}.Append(nil)
+				ft = wire.FrameTypeResetStream
+			}
+			p.injectFrames(p.client, ackhandler.SpaceApplication, frame)
 			if !tc.err {
 				p.sim.RunFor(time.Second)
 				if p.server.c.closeState != stateActive {
@@ -216,7 +225,7 @@ func TestSimDataBeyondFinalSizeOfRetiredStream(t *testing.T) {
 				return
 			}
 			checkCloseErrors(t, p, wire.RoleServer,
-				&TransportError{Code: wire.FinalSizeError, FrameType: wire.FrameTypeStream},
+				&TransportError{Code: wire.FinalSizeError, FrameType: ft},
 				&TransportError{Code: wire.FinalSizeError, Remote: true})
 		})
 	}
@@ -242,4 +251,39 @@ func TestSimMaxIncomingStreamsAbove2To60(t *testing.T) {
 	if m := p.client.c.streams; m.peerMaxBidi != wire.MaxStreamCount || m.peerMaxUni != wire.MaxStreamCount {
 		t.Errorf("client may open %d and %d streams, want 2^60", m.peerMaxBidi, m.peerMaxUni)
 	}
+}
+
+// The final sizes of the streams retired last are remembered, a fixed
+// number: data beyond the final size of a stream retired long before is
+// ignored, as the RFC allows ("Generating these errors is not mandatory,
+// because requiring that an endpoint generate these errors also means
+// that the endpoint needs to maintain the final size state for closed
+// streams", RFC 9000, Section 4.5).
+func TestSimRetiredFinalSizesBounded(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 317)
+	p.connect(t)
+	const n = retiredFinalSizesLen + 1
+	cs := openRequests(t, p, n)
+	for _, s := range acceptN(t, p, n) {
+		finishStream(t, s)
+	}
+	p.run(t, time.Second, func() bool { return p.server.c.streams.openCount() == 0 })
+	// The first stream is forgotten; the second is not.
+	for i, want := range []bool{false, true} {
+		_, known := p.server.c.streams.retiredSizes.lookup(cs[i].id)
+		if known != want {
+			t.Fatalf("stream %d: final size known %v, want %v", cs[i].id, known, want)
+		}
+	}
+	frame := wire.StreamFrame{StreamID: cs[0].id, Offset: 3, Data: []byte("x"), HasLength: true}.Append(nil)
+	p.injectFrames(p.client, ackhandler.SpaceApplication, frame)
+	p.sim.RunFor(100 * time.Millisecond) // less than idleReleaseDelay
+	if p.server.c.closeState != stateActive {
+		t.Fatalf("server closed: %v", p.server.c.closeErr)
+	}
+	frame = wire.StreamFrame{StreamID: cs[1].id, Offset: 3, Data: []byte("x"), HasLength: true}.Append(nil)
+	p.injectFrames(p.client, ackhandler.SpaceApplication, frame)
+	checkCloseErrors(t, p, wire.RoleServer,
+		&TransportError{Code: wire.FinalSizeError, FrameType: wire.FrameTypeStream},
+		&TransportError{Code: wire.FinalSizeError, Remote: true})
 }

@@ -89,11 +89,13 @@ type streamsMap struct {
 	// initial send credit of new streams.
 	peerParams *wire.TransportParameters
 
-	// The connection goroutine's alone, without m.mu: sendable holds
+	// The connection goroutine's alone, without m.mu: retiredSizes
+	// remembers the final sizes of the streams retired last. sendable holds
 	// streams with frames to send, in round-robin order; sendableBuf is
 	// the array it was last allocated in (it pops from the front), and
 	// sendableCopy a copy to walk. lastStream caches the stream lookup
 	// found last (acknowledgments of one stream come in runs).
+	retiredSizes *retiredFinalSizes
 	sendable     []*stream
 	sendableBuf  []*stream
 	sendableCopy []*stream
@@ -183,6 +185,7 @@ func (m *streamsMap) releaseIdle() {
 	}
 	m.mu.Unlock()
 	m.sendableCopy = nil
+	m.retiredSizes = nil
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -338,8 +341,11 @@ func (m *streamsMap) getOrOpenPeerStream(id wire.StreamID, ft wire.FrameType, fo
 
 func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
 	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeStream, false)
-	if s == nil || err != nil {
+	if err != nil {
 		return err
+	}
+	if s == nil {
+		return m.checkRetired(f.StreamID, f.Offset+uint64(len(f.Data)), f.Fin, wire.FrameTypeStream)
 	}
 	if m.c.rxPacketType == wire.PacketType0RTT {
 		s.mu.Lock()
@@ -357,8 +363,11 @@ func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error 
 
 func (m *streamsMap) handleResetStream(now time.Time, id wire.StreamID, code, finalSize uint64) error {
 	s, err := m.getOrOpenPeerStream(id, wire.FrameTypeResetStream, false)
-	if s == nil || err != nil {
+	if err != nil {
 		return err
+	}
+	if s == nil {
+		return m.checkRetired(id, finalSize, true, wire.FrameTypeResetStream)
 	}
 	if err := s.handleResetStream(now, code, finalSize); err != nil {
 		return err
@@ -818,6 +827,7 @@ func (m *streamsMap) retire(s *stream) {
 	retired := false
 	defer func() { // after m.mu is released: the tracer may write a file
 		if retired {
+			m.rememberFinalSize(s)
 			m.c.traceStreamClosed(s.id)
 		}
 	}()
