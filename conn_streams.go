@@ -93,12 +93,15 @@ type streamsMap struct {
 	// remembers the final sizes of the streams retired last. sendable holds
 	// streams with frames to send, in round-robin order; sendableBuf is
 	// the array it was last allocated in (it pops from the front), and
-	// sendableCopy a copy to walk. lastStream caches the stream lookup
-	// found last (acknowledgments of one stream come in runs).
+	// sendableCopy a copy to walk. parked holds the streams whose data
+	// waits for stream credit only (stream.creditWait), out of the
+	// queue; markSendable takes them back. lastStream caches the stream
+	// lookup found last (acknowledgments of one stream come in runs).
 	retiredSizes *retiredFinalSizes
 	sendable     []*stream
 	sendableBuf  []*stream
 	sendableCopy []*stream
+	parked       []*stream
 	lastStream   *stream
 }
 
@@ -128,7 +131,11 @@ func (m *streamsMap) onPeerParams(p *wire.TransportParameters) {
 	for _, s := range streams {
 		s.mu.Lock()
 		s.initSendCredit(p)
+		want := s.wantsToSend()
 		s.mu.Unlock()
+		if want {
+			m.markSendable(s) // a stream parked on the remembered limits
+		}
 	}
 }
 
@@ -395,7 +402,7 @@ func (m *streamsMap) handleMaxStreamData(f wire.MaxStreamDataFrame) error {
 	raised := s.sendFC.OnMaxData(f.MaximumStreamData)
 	s.mu.Unlock()
 	if raised {
-		m.markSendable(s)
+		m.markSendable(s) // from the parked streams, often
 	}
 	return nil
 }
@@ -451,30 +458,63 @@ func (m *streamsMap) noteAttention(s *stream, wake bool) {
 	}
 }
 
-// markSendable queues s for sending. Connection goroutine only.
+// markSendable queues s for sending, taking it from the parked streams.
+// Connection goroutine only.
 func (m *streamsMap) markSendable(s *stream) {
+	m.unpark(s)
 	if !s.inSendable {
 		s.inSendable = true
 		m.pushSendable(s)
 	}
 }
 
-// pushSendable appends s to the sendable queue. Popping
-// from the front makes the queue drift toward the end of its array; when
-// it reaches the end while using at most half the array, it moves back
-// to the start instead of growing.
+// requeue puts s, which left the send queue or found nothing to send,
+// among the parked streams if its data waits for stream credit only
+// (wantsToSend set creditWait), so that keep-alives still repeat its
+// STREAM_DATA_BLOCKED (rearmBlocked) while it costs nothing per packet.
+// Connection goroutine only.
+func (m *streamsMap) requeue(s *stream) {
+	if s.creditWait && !s.inSendable && s.parkedAt == 0 {
+		m.parked = append(m.parked, s)
+		s.parkedAt = len(m.parked)
+	}
+}
+
+// unpark takes s from the parked streams, if it is there.
+func (m *streamsMap) unpark(s *stream) {
+	i := s.parkedAt - 1
+	if i < 0 {
+		return
+	}
+	last := len(m.parked) - 1
+	m.parked[i] = m.parked[last]
+	m.parked[i].parkedAt = i + 1
+	m.parked[last] = nil
+	m.parked = m.parked[:last]
+	s.parkedAt = 0
+}
+
+// pushSendable appends s to the sendable queue. Popping from the front
+// makes the queue drift toward the end of its array; when it reaches the
+// end while using at most half the array, it moves back to the start
+// instead of growing, and when it grows, the new array is twice the
+// queue, so that a queue of constant length moves back at every drift
+// and allocates no more.
 func (m *streamsMap) pushSendable(s *stream) {
-	if len(m.sendable) == cap(m.sendable) && len(m.sendable) <= cap(m.sendableBuf)/2 {
-		n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
-		// The slots the queue moved away from would keep their
-		// streams, finished or not, until overwritten.
-		clear(m.sendableBuf[n:cap(m.sendableBuf)])
-		m.sendable = m.sendableBuf[:n]
+	if len(m.sendable) == cap(m.sendable) {
+		if len(m.sendable) < cap(m.sendableBuf) && len(m.sendable) <= cap(m.sendableBuf)/2 {
+			n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
+			// The slots the queue moved away from would keep their
+			// streams, finished or not, until overwritten.
+			clear(m.sendableBuf[n:cap(m.sendableBuf)])
+			m.sendable = m.sendableBuf[:n]
+		} else {
+			buf := make([]*stream, len(m.sendable), max(2*len(m.sendable)+2, 8))
+			copy(buf, m.sendable)
+			m.sendable, m.sendableBuf = buf, buf[:0]
+		}
 	}
 	m.sendable = append(m.sendable, s)
-	if cap(m.sendable) > cap(m.sendableBuf) {
-		m.sendableBuf = m.sendable[:0]
-	}
 }
 
 // copySendable returns a copy of the sendable queue in storage reused by
@@ -506,6 +546,8 @@ func (m *streamsMap) processAttention(now time.Time) {
 	for _, s := range list {
 		if s.applyAppChanges(now) {
 			m.markSendable(s)
+		} else {
+			m.requeue(s)
 		}
 		m.maybeRetire(s)
 	}
@@ -557,13 +599,27 @@ func (m *streamsMap) hasDataToSend() bool {
 	return len(m.sendable) > 0
 }
 
+// hasDataWaiting reports whether some stream has data to send, with or
+// without the credit to send it.
+func (m *streamsMap) hasDataWaiting() bool {
+	return len(m.sendable) > 0 || len(m.parked) > 0
+}
+
 // rearmBlocked lets every stream waiting to send repeat its
-// STREAM_DATA_BLOCKED frame (see connState.onKeepAlive).
+// STREAM_DATA_BLOCKED frame (see connState.onKeepAlive), the parked ones
+// too, which go back to the send queue for it.
 func (m *streamsMap) rearmBlocked() {
 	for _, s := range m.copySendable() {
 		s.mu.Lock()
 		s.sendFC.RearmBlocked()
 		s.mu.Unlock()
+	}
+	for len(m.parked) > 0 {
+		s := m.parked[len(m.parked)-1]
+		s.mu.Lock()
+		s.sendFC.RearmBlocked()
+		s.mu.Unlock()
+		m.markSendable(s)
 	}
 }
 
@@ -725,6 +781,7 @@ func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte
 				m.sendable[0] = nil
 				m.sendable = m.sendable[1:]
 				s.inSendable = false
+				m.requeue(s)
 			}
 			if done {
 				m.retire(s)
@@ -738,6 +795,8 @@ func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte
 		b, more, done = s.appendStreamFrame(now, b, end)
 		if more {
 			m.markSendable(s)
+		} else {
+			m.requeue(s)
 		}
 		if done {
 			m.retire(s)
@@ -788,6 +847,8 @@ func (m *streamsMap) onFrameLost(f *ackhandler.FrameRecord) {
 	if s := m.lookup(wire.StreamID(f.StreamID)); s != nil {
 		if s.onFrameLost(f) {
 			m.markSendable(s)
+		} else {
+			m.requeue(s)
 		}
 	}
 }
@@ -840,6 +901,7 @@ func (m *streamsMap) retire(s *stream) {
 	if m.lastStream == s {
 		m.lastStream = nil
 	}
+	m.unpark(s)
 	retired = true
 	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {
