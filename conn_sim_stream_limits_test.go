@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
+	"github.com/quicstack/quic/internal/netsim"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -57,37 +58,44 @@ func finishStream(t *testing.T, s *stream) {
 }
 
 // The peer keeps MaxIncomingStreams open: as soon as streams close, a
-// peer that has opened all it may gets credit for new ones. "Implementations
-// might choose to increase limits as streams are closed, to keep the number
-// of streams available to peers roughly consistent" (RFC 9000, Section
-// 4.6), and MaxIncomingStreams is how many the peer "may have open at
-// once". MAX_STREAMS waited until an eighth of the limit (12 of 100) had
-// closed: with 95 of 100 open the client could not open another.
+// peer that has opened all it may gets credit for new ones, without
+// asking. "Implementations might choose to increase limits as streams are
+// closed, to keep the number of streams available to peers roughly
+// consistent", "An endpoint MUST NOT wait to receive this signal
+// [STREAMS_BLOCKED] before advertising additional credit" and "Endpoints
+// MUST NOT exceed the limit set by their peer" (RFC 9000, Section 4.6);
+// MaxIncomingStreams is how many the peer "may have open at once".
+// MAX_STREAMS waited until an eighth of the limit (12 of 100) had closed:
+// with 95 of 100 open the client could not open another.
 func TestSimMaxStreamsPromptAtLimit(t *testing.T) {
 	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 100}, 311)
 	p.connect(t)
 	openRequests(t, p, 100)
 	srv := acceptN(t, p, 100)
-	if s, _, _ := p.client.c.streams.openStream(true); s != nil {
-		t.Fatal("a 101st stream opened beyond the limit")
+	streamsBlocked := 0
+	p.server.c.onFrame = func(_ ackhandler.Space, f *wire.Frame) {
+		if f.Type == wire.FrameTypeStreamsBlockedBidi {
+			streamsBlocked++
+		}
 	}
 	for _, s := range srv[:5] {
 		finishStream(t, s)
 	}
-	start := p.sim.Now()
-	p.run(t, 5*time.Second, func() bool {
-		s, _, err := p.client.c.streams.openStream(true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s != nil
-	})
 	// The FIN out, its ACK back, MAX_STREAMS out: two round trips.
-	if d := p.sim.Now().Sub(start); d > 3*2*testLink.Delay {
-		t.Errorf("stream 101 opened %v after 5 streams closed", d)
-	}
-	// All five closed streams count, soon.
 	p.run(t, 3*2*testLink.Delay, func() bool { return p.client.c.streams.peerMaxBidi == 105 })
+	if streamsBlocked != 0 {
+		t.Errorf("the client sent %d STREAMS_BLOCKED before it could open more", streamsBlocked)
+	}
+	// Five more, and not one beyond.
+	openRequests(t, p, 5)
+	if s, _, _ := p.client.c.streams.openStream(true); s != nil {
+		t.Fatal("a 106th stream opened beyond the limit")
+	}
+	acceptN(t, p, 5)
+	p.sim.RunFor(time.Second)
+	if p.server.c.closeState != stateActive {
+		t.Fatalf("server closed: %v", p.server.c.closeErr)
+	}
 }
 
 // STREAMS_BLOCKED tells that the peer has opened all the streams it may,
@@ -286,4 +294,109 @@ func TestSimRetiredFinalSizesBounded(t *testing.T) {
 	checkCloseErrors(t, p, wire.RoleServer,
 		&TransportError{Code: wire.FinalSizeError, FrameType: wire.FrameTypeStream},
 		&TransportError{Code: wire.FinalSizeError, Remote: true})
+}
+
+// "MAX_STREAMS frames that do not increase the stream limit MUST be
+// ignored." (RFC 9000, Section 4.6)
+func TestSimMaxStreamsNotIncreasingIgnored(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 10, MaxIncomingUniStreams: 10}, 318)
+	p.connect(t)
+	for _, bidi := range []bool{true, false} {
+		p.injectFrames(p.server, ackhandler.SpaceApplication, wire.MaxStreamsFrame{Bidi: bidi, MaximumStreams: 3}.Append(nil))
+	}
+	p.sim.RunFor(100 * time.Millisecond)
+	m := p.client.c.streams
+	if m.peerMaxBidi != 10 || m.peerMaxUni != 10 {
+		t.Fatalf("limits %d and %d after smaller MAX_STREAMS, want 10", m.peerMaxBidi, m.peerMaxUni)
+	}
+	openRequests(t, p, 10)
+	acceptN(t, p, 10)
+	p.sim.RunFor(100 * time.Millisecond)
+	if p.client.c.closeState != stateActive || p.server.c.closeState != stateActive {
+		t.Fatalf("closed: %v, %v", p.client.c.closeErr, p.server.c.closeErr)
+	}
+}
+
+// "An endpoint MUST NOT send data on a stream at or beyond the final
+// size." (RFC 9000, Section 4.5) Under loss, retransmissions of a stream
+// closed with a FIN and of one reset after some of its data was sent stay
+// below the final size; the peer would close the connection with
+// FINAL_SIZE_ERROR otherwise (the receiver's checks are
+// TestStreamReceiverFinalSize and TestSimDataBeyondFinalSizeOfRetiredStream).
+func TestSimNoDataAtOrBeyondFinalSize(t *testing.T) {
+	link := linkWith(func(l *netsim.LinkConfig) { l.LossProb = 0.05 })
+	p := newSimPair(t, link, nil, 319)
+	p.connect(t)
+	type seen struct{ end, fins, resets, finalSize uint64 }
+	frames := map[wire.StreamID]*seen{}
+	get := func(id wire.StreamID) *seen {
+		if frames[id] == nil {
+			frames[id] = &seen{}
+		}
+		return frames[id]
+	}
+	p.server.c.onFrame = func(_ ackhandler.Space, f *wire.Frame) {
+		switch {
+		case f.Type.IsStream():
+			x := get(f.Stream.StreamID)
+			x.end = max(x.end, f.Stream.Offset+uint64(len(f.Stream.Data)))
+			if f.Stream.Fin {
+				x.fins++
+				x.finalSize = f.Stream.Offset + uint64(len(f.Stream.Data))
+			}
+		case f.Type == wire.FrameTypeResetStream:
+			x := get(f.ResetStream.StreamID)
+			x.resets++
+			x.finalSize = f.ResetStream.FinalSize
+		}
+	}
+	const size = 300 << 10
+	fin, _, _ := p.client.c.streams.openStream(false)
+	reset, _, _ := p.client.c.streams.openStream(false)
+	w := newPatternWriter(fin, 0, size)
+	rw := 0
+	var srv []*stream
+	buf := make([]byte, 64<<10)
+	p.run(t, 10*time.Second, func() bool {
+		w.step()
+		if rw < size/2 {
+			rw += simWrite(reset, testPattern(1, rw, min(64<<10, size/2-rw)))
+		}
+		reset.mu.Lock()
+		sent, canceled := reset.sentEnd, reset.resetPending || reset.resetSent
+		reset.mu.Unlock()
+		if sent >= size/4 && !canceled {
+			reset.cancelWrite(7)
+		}
+		if p.server.c != nil {
+			srv = append(srv, acceptAll(p.server.c, false)...)
+		}
+		for _, s := range srv {
+			for {
+				if n, err := simRead(s, buf); n == 0 || err != nil {
+					break
+				}
+			}
+		}
+		fin.mu.Lock()
+		finDone := fin.finAcked
+		fin.mu.Unlock()
+		reset.mu.Lock()
+		resetDone := reset.resetAcked
+		reset.mu.Unlock()
+		return w.closed && finDone && resetDone
+	})
+	p.sim.RunFor(time.Second)
+	if p.path.AB.Stats().DroppedLoss == 0 {
+		t.Fatal("no datagram lost: nothing was retransmitted")
+	}
+	if f := frames[fin.id]; f == nil || f.fins == 0 || f.finalSize != size || f.end != size {
+		t.Errorf("stream closed with FIN: %+v, want final size and end %d", f, size)
+	}
+	if f := frames[reset.id]; f == nil || f.resets == 0 || f.end > f.finalSize || f.finalSize == 0 {
+		t.Errorf("stream reset: %+v, want data only below the final size", f)
+	}
+	if p.server.c.closeState != stateActive {
+		t.Fatalf("server closed: %v", p.server.c.closeErr)
+	}
 }
