@@ -651,10 +651,11 @@ func (m *streamsMap) controlFramesPending() bool {
 // frame per batch. Batching alone held back a peer with 95 of 100 streams
 // open until 12 had closed. Request/response protocols (HTTP/3) keep many
 // bidirectional streams in flight; waiting for half of them stalled about
-// half of the new requests at 64 in flight against a limit of 100. A STREAMS_BLOCKED frame counts the streams it
-// reports as opened (handleStreamsBlocked), but credit never waits for
-// one: "An endpoint MUST NOT wait to receive this signal before
-// advertising additional credit" (Section 4.6).
+// half of the new requests at 64 in flight against a limit of 100. A
+// STREAMS_BLOCKED frame counts the streams it reports as opened
+// (handleStreamsBlocked), but credit never waits for one: "An endpoint
+// MUST NOT wait to receive this signal before advertising additional
+// credit" (Section 4.6).
 //
 // Connection goroutine only; it writes all the state read here.
 func (m *streamsMap) maxStreamsDue(bidi bool) bool {

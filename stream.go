@@ -208,7 +208,7 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 // wantsToSend reports whether the stream has frames to send. New data
 // beyond the peer's stream limit is not something to send: once its
 // STREAM_DATA_BLOCKED went out, such a stream waits for MAX_STREAM_DATA
-// outside the send queue (creditWait; streamsMap.park), so that streams
+// outside the send queue (creditWait; streamsMap.requeue), so that streams
 // the receiver does not read cost nothing per packet. New data that only
 // the connection's limit holds back keeps the stream queued: MAX_DATA
 // resumes the queue. s.mu held, by the connection goroutine.
