@@ -134,7 +134,12 @@ func (m *streamsMap) onPeerParams(p *wire.TransportParameters) {
 		want := s.wantsToSend()
 		s.mu.Unlock()
 		if want {
-			m.markSendable(s) // a stream parked on the remembered limits
+			// A stream that waits for credit is parked outside the send
+			// queue (requeue): whoever raises its credit queues it. A
+			// client has not sent STREAM_DATA_BLOCKED, a 1-RTT frame here,
+			// under the limits remembered for 0-RTT when the server's
+			// arrive, so none is parked yet; this keeps it so.
+			m.markSendable(s)
 		}
 	}
 }

@@ -101,7 +101,9 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 // the peer opened, _uni for unidirectional ones. It only ever raises the
 // limit, so it applies the server's real parameters over the remembered
 // ones a client used in 0-RTT (which the server may only have raised,
-// RFC 9000, Section 7.4.1). s.mu must be held.
+// RFC 9000, Section 7.4.1). A caller that raises the credit of a stream
+// that may wait for it must queue it (streamsMap.markSendable): such a
+// stream waits outside the send queue. s.mu must be held.
 func (s *stream) initSendCredit(p *wire.TransportParameters) {
 	if !s.hasSend {
 		return
