@@ -3,6 +3,8 @@ package quic
 import (
 	"testing"
 	"time"
+
+	"github.com/quicstack/quic/wire"
 )
 
 // Tests of connection-level flow control (RFC 9000, Sections 4.1 and 4.2)
@@ -123,18 +125,41 @@ func openBlockedStreams(t testing.TB, p *simPair, n int) []*stream {
 // but is blocked by flow control limits", RFC 9000, Section 4.1) and
 // resume on credit.
 func TestSimStreamCreditBlockedStreamsParked(t *testing.T) {
+	t.Run("lossless", func(t *testing.T) { testStreamCreditBlockedStreamsParked(t, false) })
+	// Every third datagram the client sends is lost at first: lost data
+	// and lost STREAM_DATA_BLOCKED frames take streams out of the parked
+	// ones to be sent again.
+	t.Run("lossy", func(t *testing.T) { testStreamCreditBlockedStreamsParked(t, true) })
+}
+
+func testStreamCreditBlockedStreamsParked(t *testing.T, lossy bool) {
 	const n = 100
 	p := newSimPair(t, testLink, blockedStreamsConfig(n), 302)
 	p.connect(t)
 	slog := watchFrames(p.server.c)
+	if lossy {
+		until, k := p.sim.Now().Add(100*time.Millisecond), 0
+		p.client.dropOut = func(now time.Time, _ []byte) bool {
+			k++
+			return now.Before(until) && k%3 == 0
+		}
+	}
 	streams := openBlockedStreams(t, p, n)
 	p.sim.RunFor(time.Second)
 	m := p.client.c.streams
 	if len(m.sendable) != 0 {
 		t.Errorf("%d streams queued to send while all wait for stream credit", len(m.sendable))
 	}
-	if got := len(slog.streamDataBlocked); got != n {
-		t.Errorf("%d STREAM_DATA_BLOCKED frames received, want %d", got, n)
+	if lossy && p.client.droppedOut == 0 {
+		t.Fatal("nothing lost")
+	}
+	blocked := map[wire.StreamID]bool{}
+	for _, f := range slog.streamDataBlocked {
+		blocked[f.StreamID] = true
+	}
+	if got := len(blocked); got != n || !lossy && len(slog.streamDataBlocked) != n {
+		t.Errorf("STREAM_DATA_BLOCKED frames received for %d streams (%d frames), want %d",
+			got, len(slog.streamDataBlocked), n)
 	}
 	// The server reads two of them: they get credit and finish; the
 	// others stay blocked.
