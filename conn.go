@@ -330,7 +330,7 @@ func (c *Conn) publish() {
 		// a reader waiting on a starved window to grow: pollTransmit does
 		// both, so go round again.
 		readsDue := st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate())
-		starved := st.streams.publishStarved(st.connRecv.Starved() && st.connRecv.Window() < st.connRecv.MaxWindow())
+		starved := st.streams.publishStarved(st.connRecv.CanGrowForWaitingReader())
 		if readsDue || starved {
 			c.wake()
 		}
@@ -455,7 +455,7 @@ func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
 
 // AcceptStream waits for the peer to open a bidirectional stream.
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
-	s, err := waitForStream(ctx, c.state.streams.acceptStream, true)
+	s, err := c.state.streams.waitAccept(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +464,7 @@ func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
 
 // AcceptUniStream waits for the peer to open a unidirectional stream.
 func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
-	s, err := waitForStream(ctx, c.state.streams.acceptStream, false)
+	s, err := c.state.streams.waitAccept(ctx, false)
 	if err != nil {
 		return nil, err
 	}

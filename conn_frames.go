@@ -73,7 +73,8 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 	case t == wire.FrameTypeStreamDataBlocked:
 		return c.streams.handleStreamDataBlocked(f.StreamDataBlocked)
 	case t == wire.FrameTypeStreamsBlockedBidi || t == wire.FrameTypeStreamsBlockedUni:
-		return nil // our limits are raised as streams close, not on request
+		c.streams.handleStreamsBlocked(f.StreamsBlocked)
+		return nil
 	case t == wire.FrameTypeNewToken:
 		// "A server MUST treat receipt of a NEW_TOKEN frame as a
 		// connection error of type PROTOCOL_VIOLATION." (RFC 9000,

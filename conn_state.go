@@ -374,7 +374,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.installInitialKeys(p.initialSeal, p.initialOpen)
 
 	c.connRecv = flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{
-		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
+		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow, Shared: true,
 	})
 	c.streams = newStreamsMap(c)
 

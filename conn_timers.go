@@ -150,7 +150,7 @@ func (c *connState) keepAliveDeadline() time.Time {
 // ack-eliciting is in flight: with an empty network the congestion
 // controller lets data go, so what holds it is flow control.
 func (c *connState) flowControlBlocked() bool {
-	return c.streams.hasDataToSend() && !c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication)
+	return c.streams.hasDataWaiting() && !c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication)
 }
 
 // onKeepAlive sends a PING, or BLOCKED frames again if flow control is

@@ -25,14 +25,19 @@ type stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// inAttention and accepted are guarded by m.mu, not mu; inSendable
-	// and ctlPending are the connection goroutine's. ctlPending records
-	// stopPending || resetPending as that goroutine last saw them (every
-	// change reaches it: the application's through applyAppChanges), so
-	// that it can tell without mu that the stream has no control frame
-	// to send; flow control is its own state.
+	// inAttention and accepted are guarded by m.mu, not mu; inSendable,
+	// ctlPending, creditWait and parkedAt are the connection goroutine's.
+	// ctlPending records stopPending || resetPending as that goroutine
+	// last saw them (every change reaches it: the application's through
+	// applyAppChanges), so that it can tell without mu that the stream
+	// has no control frame to send; flow control is its own state.
+	// creditWait records that wantsToSend last found only new data that
+	// waits for stream credit, and parkedAt is the stream's index in
+	// streamsMap.parked plus one, 0 when it is not there.
 	inAttention, inSendable bool
 	ctlPending              bool
+	creditWait              bool
+	parkedAt                int
 	accepted                bool // the application accepted this peer-opened stream
 
 	mu      sync.Mutex
@@ -96,7 +101,9 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 // the peer opened, _uni for unidirectional ones. It only ever raises the
 // limit, so it applies the server's real parameters over the remembered
 // ones a client used in 0-RTT (which the server may only have raised,
-// RFC 9000, Section 7.4.1). s.mu must be held.
+// RFC 9000, Section 7.4.1). A caller that raises the credit of a stream
+// that may wait for it must queue it (streamsMap.markSendable): such a
+// stream waits outside the send queue. s.mu must be held.
 func (s *stream) initSendCredit(p *wire.TransportParameters) {
 	if !s.hasSend {
 		return
@@ -200,17 +207,34 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	return s.wantsToSend()
 }
 
-// wantsToSend reports whether the stream has frames to send. s.mu held,
-// by the connection goroutine.
+// wantsToSend reports whether the stream has frames to send. New data
+// beyond the peer's stream limit is not something to send: once its
+// STREAM_DATA_BLOCKED went out, such a stream waits for MAX_STREAM_DATA
+// outside the send queue (creditWait; streamsMap.requeue), so that streams
+// the receiver does not read cost nothing per packet. New data that only
+// the connection's limit holds back keeps the stream queued: MAX_DATA
+// resumes the queue. s.mu held, by the connection goroutine.
 func (s *stream) wantsToSend() bool {
 	s.ctlPending = s.stopPending || s.resetPending
+	s.creditWait = false
 	if s.ctlPending {
 		return true
 	}
 	if s.hasRecv && !s.readCanceled && !s.resetRecvd && s.recvFC.ShouldSendUpdate() {
 		return true
 	}
-	return s.hasSend && s.creditKnown && s.send.hasData()
+	if !s.hasSend || !s.creditKnown || !s.send.hasData() {
+		return false
+	}
+	// Retransmissions and a FIN after all data use no credit.
+	if s.sendFC.Credit() > 0 || len(s.send.lost) > 0 || s.send.sentOffset() >= s.send.writeOffset() {
+		return true
+	}
+	if _, due := s.sendFC.Blocked(); due {
+		return true
+	}
+	s.creditWait = true
+	return false
 }
 
 // appendControlFrames appends the stream's control frames.
@@ -288,9 +312,10 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) (_ []byte, 
 	newCredit := min(s.sendFC.Credit(), c.connSend.Credit())
 	off, data, fin, ok := s.send.nextFrameLimit(maxData, s.send.sentOffset()+newCredit)
 	if !ok {
-		// Blocked by flow control: stay sendable, so that a MAX_DATA or
-		// MAX_STREAM_DATA resumes the stream (a sender blocked by flow
-		// control must always resume).
+		// Blocked by flow control: stay sendable while the connection's
+		// limit blocks, so that MAX_DATA resumes the stream; wait for
+		// MAX_STREAM_DATA outside the queue (see wantsToSend). A sender
+		// blocked by flow control must always resume.
 		return b, s.wantsToSend(), s.isDone()
 	}
 	if e := off + uint64(len(data)); e > s.sentEnd {
