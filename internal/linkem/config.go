@@ -63,6 +63,11 @@ type Config struct {
 	// Seed seeds the random decisions of the links; direction BA uses
 	// Seed+1.
 	Seed uint64
+	// InProcess runs the forwarding threads in this process instead of
+	// a process of their own (see New). The emulation is then only as
+	// punctual as this process's scheduler lets it be: a busy program
+	// delays its packets by milliseconds.
+	InProcess bool
 	// NoRealTime leaves the forwarding threads in the normal scheduling
 	// class. By default they ask for real-time scheduling (SCHED_FIFO,
 	// priority 10), which root gets, so that the emulated delays hold on

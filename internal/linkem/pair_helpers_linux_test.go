@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -222,22 +223,45 @@ func udpSockets(t testing.TB, p *Pair) (a, b net.PacketConn, to net.Addr) {
 
 // sendPaced sends n datagrams of size bytes of payload from a to to at
 // about pps datagrams per second, in bursts of a millisecond's worth.
+// The datagrams leave from a thread with real-time priority (where
+// allowed), so that no other thread runs between a datagram's timestamp
+// and its sending.
 func sendPaced(t testing.TB, a net.PacketConn, to net.Addr, n, size int, pps float64) {
 	t.Helper()
-	buf := make([]byte, size)
-	start := time.Now()
-	for i := range n {
-		// Wait until datagram i is due.
-		due := start.Add(time.Duration(float64(i) / pps * float64(time.Second)))
-		if d := time.Until(due); d > 500*time.Microsecond {
-			time.Sleep(d)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: realTimePriority}, 0)
+		buf := make([]byte, size)
+		start := time.Now()
+		for i := range n {
+			// Wait until datagram i is due.
+			due := start.Add(time.Duration(float64(i) / pps * float64(time.Second)))
+			if d := time.Until(due); d > 500*time.Microsecond {
+				time.Sleep(d)
+			}
+			udpStamp(buf, uint64(i))
+			if _, err := a.WriteTo(buf, to); err != nil {
+				errc <- fmt.Errorf("sending datagram %d: %v", i, err)
+				return
+			}
 		}
-		udpStamp(buf, uint64(i))
-		if _, err := a.WriteTo(buf, to); err != nil {
-			t.Fatalf("sending datagram %d: %v", i, err)
-		}
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
 
 // mbit formats a rate in bits per second.
 func mbit(r float64) string { return fmt.Sprintf("%.3f Mbit/s", r/1e6) }
+
+// pairStats returns the counters of direction d.
+func pairStats(t testing.TB, p *Pair, d Dir) Stats {
+	t.Helper()
+	s, err := p.Stats(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

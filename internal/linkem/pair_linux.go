@@ -2,14 +2,12 @@ package linkem
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os/exec"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +16,13 @@ import (
 // address, and starts forwarding IP packets between them through one Link
 // per direction. Close undoes it all. New needs root, the ip command and
 // /dev/net/tun; it returns an error that says which is missing.
+//
+// The forwarding runs in a process of its own: this program, started
+// again from /proc/self/exe with an environment variable that this
+// package's init function recognises (see forward_process_linux.go), so
+// that the program's own work does not delay the packets. The process
+// ends with the Pair or with this one. Config.InProcess keeps the
+// forwarding in this process.
 func New(cfg Config) (*Pair, error) {
 	if err := checkNetnsSupport(); err != nil {
 		return nil, err
@@ -25,7 +30,7 @@ func New(cfg Config) (*Pair, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	p := &Pair{cfg: cfg, ns: [2]string{cfg.Name + "-a", cfg.Name + "-b"}, fds: []int{}}
+	p := &Pair{cfg: cfg, ns: [2]string{cfg.Name + "-a", cfg.Name + "-b"}}
 	if err := p.setup(); err != nil {
 		p.Close()
 		return nil, err
@@ -38,15 +43,22 @@ func New(cfg Config) (*Pair, error) {
 type Pair struct {
 	cfg Config
 	ns  [2]string
-	fwd [2]*forwarder
 
 	mu      sync.Mutex
-	fds     []int // every file descriptor to close
-	made    []string
-	done    []chan struct{}
-	wakeFD  int
+	params  [2]Params
+	fw      forwarding
+	fds     []int    // the TUN devices
+	made    []string // the namespaces made
 	closed  bool
 	closing error
+}
+
+// forwarding runs the two forwarders of a pair, in this process or in a
+// process of their own.
+type forwarding interface {
+	setParams(d Dir, p Params) error
+	stats(d Dir) (Stats, error)
+	close() error
 }
 
 func (p *Pair) setup() error {
@@ -65,23 +77,15 @@ func (p *Pair) setup() error {
 		tun[s] = fd
 		p.fds = append(p.fds, fd)
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return fmt.Errorf("linkem: eventfd: %v", err)
+	p.params = [2]Params{p.cfg.AB, p.cfg.BA}
+	fc := forwardConfig{Params: p.params, Seed: p.cfg.Seed, MaxPackets: p.cfg.MaxPackets, MTU: p.cfg.MTU, RealTime: !p.cfg.NoRealTime}
+	var err error
+	if p.cfg.InProcess {
+		p.fw, err = startLocal(tun, fc)
+	} else {
+		p.fw, err = startProcess(tun, fc)
 	}
-	p.wakeFD = wake
-	p.fds = append(p.fds, wake)
-	for d, prm := range []Params{p.cfg.AB, p.cfg.BA} {
-		from, to := Side(d), Side(1-d)
-		p.fwd[d] = &forwarder{
-			in: tun[from], out: tun[to], wake: wake, realTime: !p.cfg.NoRealTime,
-			link: NewLink(prm, LinkOptions{Seed: p.cfg.Seed + uint64(d), MaxPackets: p.cfg.MaxPackets, PacketSize: p.cfg.MTU}),
-		}
-		done := make(chan struct{})
-		p.done = append(p.done, done)
-		go p.fwd[d].run(done)
-	}
-	return nil
+	return err
 }
 
 // Namespace returns the name of side s's network namespace.
@@ -97,32 +101,46 @@ func (p *Pair) Addr(s Side) netip.Addr {
 
 // Params returns the parameters of direction d in force.
 func (p *Pair) Params(d Dir) Params {
-	f := p.fwd[d]
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.link.Params()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.params[d]
 }
 
 // SetParams changes the parameters of direction d from now on (see
 // Link.SetParams: packets already in the link keep their schedule).
 func (p *Pair) SetParams(d Dir, prm Params) error {
+	if d != AB && d != BA {
+		return fmt.Errorf("linkem: no direction %d", d)
+	}
 	if err := prm.Validate(); err != nil {
 		return err
 	}
-	f := p.fwd[d]
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.link.SetParams(time.Now(), prm)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if err := p.fw.setParams(d, prm); err != nil {
+		return err
+	}
+	p.params[d] = prm
 	return nil
 }
 
+// errClosed is the error of a closed Pair's methods.
+var errClosed = errors.New("linkem: pair closed")
+
 // Stats returns the counters of direction d.
-func (p *Pair) Stats(d Dir) Stats {
-	f := p.fwd[d]
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return Stats{LinkStats: f.link.Stats(), Late: f.late.summary(), ReadErrors: f.readErrs, WriteErrors: f.writeErrs, LastError: f.lastErr,
-		RealTime: f.realTime && f.realTimeErr == nil}
+func (p *Pair) Stats(d Dir) (Stats, error) {
+	if d != AB && d != BA {
+		return Stats{}, fmt.Errorf("linkem: no direction %d", d)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return Stats{}, errClosed
+	}
+	return p.fw.stats(d)
 }
 
 // Do runs fn on a thread inside side s's namespace (see the function Do).
@@ -180,27 +198,16 @@ func (p *Pair) Close() error {
 		return p.closing
 	}
 	p.closed = true
-	if len(p.done) > 0 {
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		if _, err := unix.Write(p.wakeFD, one[:]); err != nil {
-			p.closing = fmt.Errorf("linkem: waking the forwarders: %v", err)
-		}
-		for _, d := range p.done {
-			<-d
-		}
+	var errs []error
+	if p.fw != nil {
+		errs = append(errs, p.fw.close())
 	}
 	for _, fd := range p.fds {
 		unix.Close(fd)
 	}
-	var errs []error
 	for _, ns := range p.made {
-		if err := delNetns(ns); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, delNetns(ns))
 	}
-	if p.closing == nil {
-		p.closing = errors.Join(errs...)
-	}
+	p.closing = errors.Join(errs...)
 	return p.closing
 }

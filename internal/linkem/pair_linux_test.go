@@ -55,13 +55,40 @@ func TestPairPing(t *testing.T) {
 		}
 	}
 	for _, dir := range []Dir{AB, BA} {
-		s := p.Stats(dir)
+		s := pairStats(t, p, dir)
 		if s.Delivered < 30 || s.WriteErrors != 0 || s.ReadErrors != 0 {
 			t.Errorf("%v: %+v", dir, s)
 		}
 		if os.Geteuid() == 0 && !s.RealTime {
 			t.Errorf("%v: the forwarder runs as root without real-time scheduling: %v", dir, s.LastError)
 		}
+	}
+}
+
+// The forwarders run in the program's own process with InProcess.
+func TestPairInProcess(t *testing.T) {
+	const d = 5 * time.Millisecond
+	p := newTestPair(t, Config{InProcess: true, AB: Params{Delay: d}, BA: Params{Delay: d}})
+	rtts, err := p.Ping(context.Background(), B, 10, 5*time.Millisecond, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rtts) != 10 {
+		t.Fatalf("%d of 10 pings answered", len(rtts))
+	}
+	for _, r := range rtts {
+		if r < 2*d {
+			t.Fatalf("ping RTT %v over a link with %v each way", r, d)
+		}
+	}
+	if err := p.SetParams(AB, Params{Loss: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if rtts, _ := p.Ping(context.Background(), B, 3, time.Millisecond, 100); len(rtts) != 0 {
+		t.Fatalf("%d pings answered over a link that loses everything", len(rtts))
+	}
+	if s := pairStats(t, p, AB); s.DroppedLoss != 3 || s.Delivered != 10 {
+		t.Fatalf("A→B: %d delivered, %d lost; want 10 and 3", s.Delivered, s.DroppedLoss)
 	}
 }
 
@@ -76,7 +103,7 @@ func TestPairUDPLossIsTheLinks(t *testing.T) {
 	got := udpReceiver(t, b)
 	sendPaced(t, a, to, n, 200, 20000)
 	// Wait until the link holds nothing more.
-	for deadline := time.Now().Add(10 * time.Second); p.Stats(AB).Held > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); pairStats(t, p, AB).Held > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond)
@@ -92,7 +119,7 @@ func TestPairUDPLossIsTheLinks(t *testing.T) {
 	for _, r := range recv {
 		gotIDs = append(gotIDs, r.seq)
 	}
-	s := p.Stats(AB)
+	s := pairStats(t, p, AB)
 	if s.Arrived != n {
 		t.Fatalf("the link saw %d packets from A; want the %d datagrams sent", s.Arrived, n)
 	}
@@ -117,14 +144,14 @@ func TestPairTCP(t *testing.T) {
 	const rate = 20e6
 	p := newTestPair(t, Config{AB: Params{Delay: 5 * time.Millisecond, Rate: rate}, BA: Params{Delay: 5 * time.Millisecond}})
 	for _, cc := range []string{"cubic", "bbr"} {
-		before := p.Stats(AB)
+		before := pairStats(t, p, AB)
 		start := time.Now()
 		r := tcpTransfer(t, p, cc, 3<<20, 0, 0)
 		el := time.Since(start)
 		if r.received != 3<<20 {
 			t.Fatalf("%s: received %d bytes; want %d", cc, r.received, 3<<20)
 		}
-		after := p.Stats(AB)
+		after := pairStats(t, p, AB)
 		wire := float64(after.DeliveredBytes-before.DeliveredBytes) * 8 / el.Seconds()
 		if wire > rate*1.02 {
 			t.Fatalf("%s: %s on the wire over a %s link", cc, mbit(wire), mbit(rate))

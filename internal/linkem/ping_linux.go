@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,28 +91,40 @@ func (p *Pair) Ping(ctx context.Context, from Side, count int, interval time.Dur
 		}
 	}()
 
-	msg := make([]byte, 8+size)
-	tick := time.NewTicker(max(interval, time.Microsecond))
-	defer tick.Stop()
-	for i := range count {
-		if i > 0 {
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-				c.Close()
-				<-readDone
-				return nil, ctx.Err()
+	// The requests leave from a thread of their own, with real-time
+	// priority where allowed, so that no other thread runs between the
+	// timestamp and the send; the thread exits with its goroutine.
+	sendErr := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: realTimePriority}, 0)
+		msg := make([]byte, 8+size)
+		tick := time.NewTicker(max(interval, time.Microsecond))
+		defer tick.Stop()
+		for i := range count {
+			if i > 0 {
+				select {
+				case <-tick.C:
+				case <-ctx.Done():
+					sendErr <- ctx.Err()
+					return
+				}
+			}
+			echoRequest(msg, id, uint16(i))
+			mu.Lock()
+			sent[i] = time.Now().Round(0) // wall clock, as the kernel's timestamps
+			mu.Unlock()
+			if _, err := c.WriteTo(msg, dst); err != nil {
+				sendErr <- fmt.Errorf("linkem: Ping: %v", err)
+				return
 			}
 		}
-		echoRequest(msg, id, uint16(i))
-		mu.Lock()
-		sent[i] = time.Now().Round(0) // wall clock, as the kernel's timestamps
-		mu.Unlock()
-		if _, err := c.WriteTo(msg, dst); err != nil {
-			c.Close()
-			<-readDone
-			return nil, fmt.Errorf("linkem: Ping: %v", err)
-		}
+		sendErr <- nil
+	}()
+	if err := <-sendErr; err != nil {
+		c.Close()
+		<-readDone
+		return nil, err
 	}
 	select {
 	case <-all:
