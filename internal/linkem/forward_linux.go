@@ -1,12 +1,16 @@
 package linkem
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// errOversize reports a packet longer than the pair's MTU, dropped.
+var errOversize = errors.New("linkem: a packet longer than the MTU, dropped")
 
 // forwardBatch is how many packets a forwarder reads or writes before it
 // looks at the other side again.
@@ -30,6 +34,7 @@ const forwardBatch = 32
 type forwarder struct {
 	in, out, wake int // file descriptors, owned by the Pair
 	realTime      bool
+	mtu           int // longest packet
 
 	mu        sync.Mutex
 	link      *Link
@@ -149,7 +154,7 @@ func (f *forwarder) run(done chan<- struct{}) {
 		got := 0
 		var arrived [forwardBatch]time.Time
 		var rerr error
-		for got < forwardBatch {
+		for reads := 0; got < forwardBatch && reads < 2*forwardBatch; reads++ {
 			p := in[got]
 			m, err := unix.Read(f.in, p.Data[:cap(p.Data)])
 			if err != nil {
@@ -157,6 +162,12 @@ func (f *forwarder) run(done chan<- struct{}) {
 					rerr = err
 				}
 				break
+			}
+			if m > f.mtu {
+				// The buffers hold MTU+1 bytes: a packet this long
+				// was cut short. Someone raised the device's MTU.
+				rerr = errOversize
+				continue
 			}
 			p.Data = p.Data[:m]
 			arrived[got] = time.Now()

@@ -36,8 +36,8 @@ func startLocal(tun [2]int, cfg forwardConfig) (*localForwarding, error) {
 	for d := range 2 {
 		from, to := Side(d), Side(1-d)
 		l.fwd[d] = &forwarder{
-			in: tun[from], out: tun[to], wake: wake, realTime: cfg.RealTime,
-			link: NewLink(cfg.Params[d], LinkOptions{Seed: cfg.Seed + uint64(d), MaxPackets: cfg.MaxPackets, PacketSize: cfg.MTU}),
+			in: tun[from], out: tun[to], wake: wake, realTime: cfg.RealTime, mtu: cfg.MTU,
+			link: NewLink(cfg.Params[d], LinkOptions{Seed: cfg.Seed + uint64(d), MaxPackets: cfg.MaxPackets, PacketSize: cfg.MTU + 1}),
 		}
 		l.done[d] = make(chan struct{})
 		go l.fwd[d].run(l.done[d])

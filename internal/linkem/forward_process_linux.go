@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -175,10 +176,9 @@ const replyTimeout = 10 * time.Second
 // startProcess starts a forwarding process between the TUN devices tun[A]
 // and tun[B]; it does not take ownership of them.
 func startProcess(tun [2]int, cfg forwardConfig) (*processForwarding, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("linkem: finding this program to start the forwarding process: %v", err)
-	}
+	// /proc/self/exe runs this program even if its file was removed
+	// since it started.
+	const exe = "/proc/self/exe"
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("linkem: socketpair: %v", err)
@@ -207,13 +207,18 @@ func startProcess(tun [2]int, cfg forwardConfig) (*processForwarding, error) {
 		}
 	}()
 	cmd := exec.Command(exe)
-	cmd.Args = []string{exe + " (linkem forwarder)"}
+	if name, err := os.Executable(); err == nil {
+		cmd.Args = []string{name + " (linkem forwarder)"}
+	}
 	cmd.Env = append(os.Environ(), forwarderEnv+"=1")
 	if cfg.RealTime {
 		cmd.Env = append(cmd.Env, forwarderEnv+"_RT=1")
 	}
 	cmd.ExtraFiles = append(files, theirs)
 	cmd.Stderr = os.Stderr
+	// A process group of its own: a ^C at the terminal goes to this
+	// program, which closes its pairs, and not straight to the forwarders.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		ctl.Close()
 		return nil, fmt.Errorf("linkem: starting the forwarding process: %v", err)

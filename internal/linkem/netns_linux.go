@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -106,4 +107,27 @@ func checkNetnsSupport() error {
 		return fmt.Errorf("linkem: no TUN device: %v", err)
 	}
 	return nil
+}
+
+// staleName matches the namespaces of the pairs with default names.
+var staleName = regexp.MustCompile(`^linkem([0-9]+)-[0-9]+-[ab]$`)
+
+// sweepStale removes the namespaces that pairs with default names left
+// behind when their process died without closing them (a SIGKILL, a
+// crash): those whose process is gone.
+func sweepStale() {
+	entries, err := os.ReadDir(netnsDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		m := staleName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + m[1]); err == nil {
+			continue // its process lives (or another took its number)
+		}
+		delNetns(e.Name())
+	}
 }

@@ -23,6 +23,10 @@ import (
 // that the program's own work does not delay the packets. The process
 // ends with the Pair or with this one. Config.InProcess keeps the
 // forwarding in this process.
+//
+// A process killed before it closes its pairs leaves their namespaces
+// behind; New removes those of pairs with default names whose process is
+// gone.
 func New(cfg Config) (*Pair, error) {
 	if err := checkNetnsSupport(); err != nil {
 		return nil, err
@@ -30,6 +34,7 @@ func New(cfg Config) (*Pair, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
+	sweepStale()
 	p := &Pair{cfg: cfg, ns: [2]string{cfg.Name + "-a", cfg.Name + "-b"}}
 	if err := p.setup(); err != nil {
 		p.Close()
