@@ -182,7 +182,7 @@ func TestParamsQueueBytes(t *testing.T) {
 
 // Random loss loses the given share of packets, independently.
 func TestLinkRandomLoss(t *testing.T) {
-	const n = 200000
+	const n = 100000
 	for _, loss := range []float64{0.01, 0.1, 0.5} {
 		l := NewLink(Params{Loss: loss}, LinkOptions{Seed: 7})
 		out := linkRun(t, l, n, 64, time.Microsecond)
@@ -237,7 +237,7 @@ func lossBursts(out []delivery, n int) []int {
 // with the asked mean, at the asked average rate; the general
 // Gilbert-Elliott channel loses (P×LossBad + R×LossGood)/(P+R).
 func TestLinkGilbertElliott(t *testing.T) {
-	const n = 400000
+	const n = 150000
 	for _, tc := range []struct{ loss, burst float64 }{{0.01, 2}, {0.05, 4}, {0.2, 10}} {
 		l := NewLink(Params{GE: Gilbert(tc.loss, tc.burst)}, LinkOptions{Seed: 11})
 		out := linkRun(t, l, n, 64, time.Microsecond)
@@ -558,5 +558,25 @@ func BenchmarkLink(b *testing.B) {
 		q := l.Alloc()
 		q.Data = q.Data[:1500]
 		l.Push(now, q)
+	}
+}
+
+// Gilbert's corner cases: no loss, total loss, and a mean loss and burst
+// length that come out as asked.
+func TestGilbert(t *testing.T) {
+	if g := Gilbert(0, 3); g.Enabled() {
+		t.Errorf("Gilbert(0, 3) = %+v loses", g)
+	}
+	if g := Gilbert(0.1, 0.5); g.Enabled() {
+		t.Errorf("Gilbert(0.1, 0.5) = %+v loses", g)
+	}
+	if g := Gilbert(1, 3); g.MeanLoss() != 1 || (Params{GE: g}).Validate() != nil {
+		t.Errorf("Gilbert(1, 3) = %+v: mean loss %v", g, g.MeanLoss())
+	}
+	g := Gilbert(0.05, 4)
+	within(t, "mean loss", g.MeanLoss(), 0.05, 1e-12)
+	within(t, "mean burst", 1/g.R, 4, 1e-12)
+	if err := (Params{GE: g}).Validate(); err != nil {
+		t.Error(err)
 	}
 }

@@ -85,9 +85,14 @@ type GilbertElliott struct {
 // Gilbert returns the simple Gilbert channel (a Bad state that loses every
 // packet, a Good state that loses none) with the given average loss rate
 // in [0, 1) and mean loss burst length in packets (at least 1).
+// A loss of 1 or more loses everything; a loss of 0 or less, or a burst
+// shorter than 1, nothing.
 func Gilbert(loss, meanBurst float64) GilbertElliott {
-	if loss <= 0 || meanBurst < 1 {
+	if loss <= 0 || meanBurst < 1 || !finite(meanBurst) {
 		return GilbertElliott{}
+	}
+	if loss >= 1 {
+		return GilbertElliott{LossGood: 1}
 	}
 	r := 1 / meanBurst
 	return GilbertElliott{P: loss * r / (1 - loss), R: r, LossBad: 1}

@@ -17,8 +17,8 @@ import (
 // pingID numbers the Ping calls of this process, for ICMP identifiers.
 var pingID atomic.Uint32
 
-// Ping sends count ICMP echo requests with size bytes of payload (at least
-// 8, at most 1,400) from side from to the other side's address, one every
+// Ping sends count ICMP echo requests (at most 65,536, the sequence
+// numbers) with size bytes of payload (at least 8, at most 1,400) from side from to the other side's address, one every
 // interval, like ping(8), and returns the round-trip time of each request
 // answered, in the order they were sent; unanswered requests are left out.
 // As ping(8) does, it measures from just before sending a request to the
@@ -26,8 +26,8 @@ var pingID atomic.Uint32
 // time the answer waits for this process is not counted. It waits for
 // answers until ctx is done or 3 s after the last request.
 func (p *Pair) Ping(ctx context.Context, from Side, count int, interval time.Duration, size int) ([]time.Duration, error) {
-	if count <= 0 || size < 8 || size > 1400 {
-		return nil, fmt.Errorf("linkem: Ping: count %d, size %d: want count > 0 and size in [8, 1400]", count, size)
+	if count <= 0 || count > 65536 || size < 8 || size > 1400 {
+		return nil, fmt.Errorf("linkem: Ping: count %d, size %d: want count in [1, 65536] and size in [8, 1400]", count, size)
 	}
 	var c *net.IPConn
 	err := p.Do(from, func() error {
