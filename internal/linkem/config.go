@@ -70,7 +70,7 @@ type Config struct {
 	InProcess bool
 	// NoRealTime leaves the forwarding threads in the normal scheduling
 	// class. By default they ask for real-time scheduling (SCHED_FIFO,
-	// priority 10), which root gets, so that the emulated delays hold on
+	// priority 20), which root gets, so that the emulated delays hold on
 	// a loaded machine; Stats.RealTime tells whether they got it.
 	NoRealTime bool
 	// MaxPackets bounds the packets each direction holds

@@ -48,12 +48,18 @@ type forwarder struct {
 
 // realTimePriority is the SCHED_FIFO priority of the forwarding threads:
 // above every normal thread, so that a forwarder runs as soon as its
-// timer expires or a packet arrives, however loaded the machine; below
-// the kernel's own real-time threads (priority 50 and up for threaded
-// interrupts). The kernel's real-time throttling
+// timer expires or a packet arrives, however loaded the machine; above
+// the threads that measure the link (probePriority), which must not make
+// it wait; below the kernel's own real-time threads (priority 50 and up
+// for threaded interrupts). The kernel's real-time throttling
 // (/proc/sys/kernel/sched_rt_runtime_us, 95% by default) keeps the rest of
 // the machine alive should a forwarder ever spin.
-const realTimePriority = 10
+const realTimePriority = 20
+
+// probePriority is the SCHED_FIFO priority of the threads that send
+// Ping's requests (and the tests' probes): so that nothing runs between
+// their timestamps and their sending, but below the forwarders.
+const probePriority = 10
 
 // run forwards until the wake eventfd becomes readable (Pair.Close), then
 // closes done.

@@ -236,7 +236,7 @@ func sendPaced(t testing.TB, a net.PacketConn, to net.Addr, n, size int, pps flo
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: realTimePriority}, 0)
+		unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: probePriority}, 0)
 		buf := make([]byte, size)
 		start := time.Now()
 		for i := range n {

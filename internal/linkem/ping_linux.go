@@ -97,7 +97,7 @@ func (p *Pair) Ping(ctx context.Context, from Side, count int, interval time.Dur
 	sendErr := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: realTimePriority}, 0)
+		unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: probePriority}, 0)
 		msg := make([]byte, 8+size)
 		tick := time.NewTicker(max(interval, time.Microsecond))
 		defer tick.Stop()
