@@ -2,6 +2,7 @@ package linkem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,15 +97,16 @@ func addNetns(ns string) error {
 func delNetns(ns string) error { return ip("netns", "del", ns) }
 
 // checkNetnsSupport reports why namespaces cannot be made here, or nil.
+// Its errors wrap errors.ErrUnsupported.
 func checkNetnsSupport() error {
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("linkem: making network namespaces needs root")
+		return fmt.Errorf("linkem: making network namespaces needs root: %w", errors.ErrUnsupported)
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		return fmt.Errorf("linkem: making network namespaces needs the ip command (iproute2): %v", err)
+		return fmt.Errorf("linkem: making network namespaces needs the ip command (iproute2): %v: %w", err, errors.ErrUnsupported)
 	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		return fmt.Errorf("linkem: no TUN device: %v", err)
+		return fmt.Errorf("linkem: no TUN device: %v: %w", err, errors.ErrUnsupported)
 	}
 	return nil
 }

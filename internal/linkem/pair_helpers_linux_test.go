@@ -3,6 +3,7 @@ package linkem
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,6 +25,9 @@ func newTestPair(t testing.TB, cfg Config) *Pair {
 		t.Skipf("no network namespaces here: %v", err)
 	}
 	p, err := New(cfg)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("no network namespaces here: %v", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,8 @@ import (
 // New makes two network namespaces, each with a TUN device holding its
 // address, and starts forwarding IP packets between them through one Link
 // per direction. Close undoes it all. New needs root, the ip command and
-// /dev/net/tun; it returns an error that says which is missing.
+// /dev/net/tun; where they are missing, or namespaces cannot be made, its
+// error says which and wraps errors.ErrUnsupported.
 //
 // The forwarding runs in a process of its own: this program, started
 // again from /proc/self/exe with an environment variable that this
@@ -67,8 +68,12 @@ type forwarding interface {
 }
 
 func (p *Pair) setup() error {
-	for _, ns := range p.ns {
+	for i, ns := range p.ns {
 		if err := addNetns(ns); err != nil {
+			if i == 0 {
+				// The first one: this system does not let us.
+				return fmt.Errorf("%w: %w", err, errors.ErrUnsupported)
+			}
 			return err
 		}
 		p.made = append(p.made, ns)
