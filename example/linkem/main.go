@@ -16,10 +16,10 @@
 //	linkem -profile 4g -up 'burst=1%/2'
 //	ip netns exec linkem1234-1-a ping 10.77.0.2
 //
-// or a transfer through 100 Mbit/s with 20 ms each way:
+// or an iperf3 transfer through 100 Mbit/s with 20 ms each way:
 //
-//	linkem -both 'rate=100mbit delay=20ms' -in b -- iperf3 -s -1 &
-//	...
+//	linkem -both 'rate=100mbit delay=20ms' -- sh -c \
+//	  'ip netns exec $LINKEM_NS_B iperf3 -s -1 & sleep 1; ip netns exec $LINKEM_NS_A iperf3 -c $LINKEM_ADDR_B'
 //
 // Flags -both, -up (A to B) and -down (B to A) take settings in the syntax
 // of linkem.ParseParams ("delay=20ms jitter=5ms loss=1% burst=2%/3
