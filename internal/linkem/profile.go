@@ -29,7 +29,7 @@ func Profiles() []Profile {
 		Name: "3g",
 		Doc: "3G, average: 780 kbit/s down, 330 kbit/s up, 100 ms each way (200 ms RTT), no loss. " +
 			"Source: Facebook's Augmented Traffic Control, profile \"3G - Average\" " +
-			"(utils/profiles/3G-Average.json), the same figures as Apple's Network Link Conditioner \"3G\".",
+			"(utils/profiles/3G-Average.json).",
 		AB: Params{Delay: 100 * ms, Rate: 330_000},
 		BA: Params{Delay: 100 * ms, Rate: 780_000},
 	}, {
