@@ -155,6 +155,14 @@ func (b *body) read(p []byte) (int, error) {
 		b.c.traceFrame(b.str.StreamID(), &f)
 		switch f.Type {
 		case frameData:
+			// The frame header already tells whether the content goes
+			// past its Content-Length: refuse it before any of its bytes
+			// reach the reader, since "intermediaries ... MUST NOT
+			// forward a malformed request or response" and "Clients
+			// MUST NOT accept a malformed response" (Section 4.1.2).
+			if b.contentLength >= 0 && f.Length > uint64(b.contentLength-b.n) {
+				return 0, streamError(ErrCodeMessageError, "DATA frame of %d bytes after %d of content-length %d", f.Length, b.n, b.contentLength)
+			}
 			b.remaining = f.Length
 		case frameHeaders:
 			return 0, b.readTrailers(f.Payload)
@@ -168,9 +176,6 @@ func (b *body) read(p []byte) (int, error) {
 	n, err := b.br.Read(p)
 	b.remaining -= uint64(n)
 	b.n += int64(n)
-	if b.contentLength >= 0 && b.n > b.contentLength {
-		return n, streamError(ErrCodeMessageError, "more content than content-length %d", b.contentLength)
-	}
 	if err == io.EOF {
 		if b.remaining > 0 {
 			return n, truncated(err)
