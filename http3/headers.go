@@ -2,9 +2,9 @@ package http3
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/textproto"
-	"strconv"
 	"strings"
 
 	"github.com/quicstack/quic/http3/qpack"
@@ -160,24 +160,57 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 	return p, h, nil
 }
 
-// parseContentLength returns the content-length of h, -1 if absent. Several
-// values must agree.
+// parseContentLength returns the content-length of h, -1 if absent.
+// "Content-Length = 1*DIGIT" (RFC 9110, Section 8.6): no sign, no space, no
+// other base. A list, or several field lines, must repeat one value
+// exactly: "a recipient MAY either reject the message as invalid or replace
+// that invalid field value with a single instance of the decimal value"
+// when the values are identical; values that differ, even only in leading
+// zeros, are refused.
 func parseContentLength(h http.Header) (int64, error) {
 	vs := h["Content-Length"]
 	if len(vs) == 0 {
 		return -1, nil
 	}
+	first := ""
 	var n int64 = -1
 	for _, v := range vs {
-		for _, part := range strings.Split(v, ",") {
-			x, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
-			if err != nil || x < 0 || (n >= 0 && x != n) {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.Trim(part, " \t")
+			if n >= 0 {
+				if part != first {
+					return 0, streamError(ErrCodeMessageError, "content-length values %q and %q differ", first, part)
+				}
+				continue
+			}
+			x, ok := parseDigits(part)
+			if !ok {
 				return 0, streamError(ErrCodeMessageError, "invalid content-length %q", v)
 			}
-			n = x
+			first, n = part, x
 		}
 	}
 	return n, nil
+}
+
+// parseDigits parses "1*DIGIT" as a non-negative int64.
+func parseDigits(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // appendHeaderFields appends h as HTTP/3 field lines: lowercase names,

@@ -109,9 +109,12 @@ func (w *responseWriter) WriteHeader(code int) {
 func (w *responseWriter) setStatus(code int) {
 	w.wroteHeader = true
 	w.status = code
-	if cl := w.header.Get("Content-Length"); cl != "" {
-		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
+	if _, ok := w.header["Content-Length"]; ok {
+		// Sent only if it follows "Content-Length = 1*DIGIT" (RFC 9110,
+		// Section 8.6), and then as one plain decimal value.
+		if n, err := parseContentLength(w.header); err == nil && n >= 0 {
 			w.clen = n
+			w.header["Content-Length"] = []string{strconv.FormatInt(n, 10)}
 		} else {
 			w.header.Del("Content-Length")
 		}

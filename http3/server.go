@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -483,109 +482,6 @@ func (sc *serverConn) respondError(str *quic.Stream, code int) {
 	}
 	str.CloseWrite()
 	str.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
-}
-
-// newRequest builds the http.Request from a decoded header section,
-// checking the rules of RFC 9114, Section 4.3.1.
-func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Request, error) {
-	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path", ":protocol")
-	if err != nil {
-		return nil, err
-	}
-	if !p.has(":method") || p.method == "" {
-		return nil, streamError(ErrCodeMessageError, "missing :method")
-	}
-	if p.has(":protocol") {
-		// Extended CONNECT (RFC 9220, Section 3; RFC 8441, Section 4): only
-		// with CONNECT, only if we sent SETTINGS_ENABLE_CONNECT_PROTOCOL,
-		// and with :scheme, :path and :authority.
-		if p.method != http.MethodConnect || !sc.ours.EnableConnectProtocol || p.protocol == "" {
-			return nil, streamError(ErrCodeMessageError, "unexpected :protocol")
-		}
-		if !p.has(":scheme") || p.path == "" || p.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "extended CONNECT without :scheme, :path or :authority")
-		}
-	}
-	var u *url.URL
-	requestURI := p.path
-	if p.method == http.MethodConnect && !p.has(":protocol") {
-		// "The :scheme and :path pseudo-header fields are omitted" and
-		// ":authority ... MUST" be present (Section 4.4).
-		if p.has(":scheme") || p.has(":path") || p.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
-		}
-		u = &url.URL{Host: p.authority}
-		requestURI = p.authority
-	} else {
-		// "All HTTP/3 requests MUST include exactly one value for the
-		// :method, :scheme, and :path pseudo-header fields, unless the
-		// request is a CONNECT request" (Section 4.3.1).
-		if !p.has(":scheme") || !p.has(":path") || p.path == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
-		}
-		// "If the :scheme pseudo-header field identifies a scheme that
-		// has a mandatory authority component (including "http" and
-		// "https"), the request MUST contain either an :authority
-		// pseudo-header field or a Host header field."
-		if (p.scheme == "http" || p.scheme == "https") && p.authority == "" && h.Get("Host") == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :authority and host")
-		}
-		if p.has(":authority") && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
-			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
-		}
-		if p.path == "*" && p.method == http.MethodOptions {
-			u = &url.URL{Path: "*"}
-		} else if u, err = url.ParseRequestURI(p.path); err != nil {
-			return nil, streamError(ErrCodeMessageError, "invalid :path %q", p.path)
-		}
-	}
-	host := p.authority
-	if host == "" {
-		host = h.Get("Host")
-	}
-	h.Del("Host")
-	if p.has(":protocol") {
-		h[":protocol"] = []string{p.protocol} // as net/http's HTTP/2 server does
-	}
-	cl, err := parseContentLength(h)
-	if err != nil {
-		return nil, err
-	}
-	req := &http.Request{
-		Method:        p.method,
-		URL:           u,
-		Proto:         "HTTP/3.0",
-		ProtoMajor:    3,
-		Header:        h,
-		ContentLength: cl,
-		Host:          host,
-		RemoteAddr:    sc.qc.RemoteAddr().String(),
-		RequestURI:    requestURI,
-	}
-	if tr := h.Values("Trailer"); len(tr) > 0 {
-		req.Trailer = make(http.Header)
-		for _, v := range tr {
-			for _, k := range strings.Split(v, ",") {
-				if k = textprotoKey(k); k != "" {
-					req.Trailer[k] = nil
-				}
-			}
-		}
-	}
-	req.TLS = sc.tlsState()
-	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: cl, trailer: &req.Trailer}
-	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
-	return req.WithContext(ctx), nil
-}
-
-// textprotoKey canonicalizes a header key from a list like the Trailer
-// header's.
-func textprotoKey(k string) string {
-	k = strings.TrimSpace(k)
-	if k == "" {
-		return ""
-	}
-	return http.CanonicalHeaderKey(k)
 }
 
 // probeEnd checks, without blocking, whether the request stream already
