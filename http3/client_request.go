@@ -320,7 +320,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+		if resp.StatusCode >= 200 {
 			pooled = false
 			resp.Body.(*body).pooledBR = true // the body returns br
 			return resp, nil
@@ -459,9 +459,17 @@ func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *q
 	if err != nil {
 		return nil, err
 	}
-	code, err := strconv.Atoi(p.status)
-	if err != nil || len(p.status) != 3 || code < 100 {
+	// ":status ... MUST be included in all responses" (RFC 9114, Section
+	// 4.3.2), "the three-digit integer code" (RFC 9110, Section 15).
+	code64, ok := parseDigits(p.status)
+	code := int(code64)
+	if !ok || len(p.status) != 3 || code < 100 {
 		return nil, streamError(ErrCodeMessageError, "invalid :status %q", p.status)
+	}
+	if code == http.StatusSwitchingProtocols {
+		// "HTTP/3 does not support ... the 101 (Switching Protocols)
+		// informational status code" (RFC 9114, Section 4.5).
+		return nil, streamError(ErrCodeMessageError, "101 (Switching Protocols) response")
 	}
 	resp := &http.Response{
 		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
@@ -471,7 +479,7 @@ func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *q
 		Header:     h,
 		Request:    req,
 	}
-	if code < 200 && code != http.StatusSwitchingProtocols {
+	if code < 200 {
 		return resp, nil
 	}
 	cl, err := parseContentLength(h)

@@ -146,3 +146,39 @@ func fieldValue(fields []qpack.HeaderField, name string) string {
 
 var _ = bytes.Equal
 var _ = errors.New
+
+// Defect 12: "HTTP/3 does not support the HTTP Upgrade mechanism (Section
+// 7.8 of [HTTP]) or the 101 (Switching Protocols) informational status
+// code (Section 15.2.2 of [HTTP])." (RFC 9114, Section 4.5). A handler's
+// 101 is never sent: the stream is reset with H3_INTERNAL_ERROR and its
+// writes fail; the client treats a 101 as a malformed response.
+func TestSwitchingProtocolsNeverSentNorAccepted(t *testing.T) {
+	writeErr := make(chan error, 1)
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Upgrade", "websocket")
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		_, err := io.WriteString(w, "raw bytes of another protocol")
+		writeErr <- err
+	}))
+	cc := rawConn(t, e)
+	status, code := sendRaw(t, cc, requestWith(), nil)
+	if status != 0 || code != ErrCodeInternalError {
+		t.Errorf("handler's 101: status %d, code %v; want a reset with H3_INTERNAL_ERROR", status, code)
+	}
+	if err := <-writeErr; err == nil {
+		t.Error("Write after WriteHeader(101) succeeded")
+	}
+
+	rs := newRawServer(t, func(s *rawStream) {
+		s.str.Write(s.headers(t, hf(":status", "101")))
+		s.str.Write(s.headers(t, hf(":status", "200")))
+		s.str.CloseWrite()
+	})
+	resp, err := rs.client.Get(rs.url + "/")
+	if err == nil {
+		resp.Body.Close()
+	}
+	if h3Code(err) != ErrCodeMessageError {
+		t.Errorf("client given a 101: %v; want H3_MESSAGE_ERROR", err)
+	}
+}

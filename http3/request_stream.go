@@ -79,6 +79,9 @@ func (w *responseWriter) HTTPStream() *RequestStream {
 	}
 	w.commit()
 	w.flush()
+	if w.err == errSwitchingProtocols {
+		resetStream(w.str, ErrCodeInternalError)
+	}
 	w.streamed = true
 	w.rs = newRequestStream(w.sc.connection, w.str, w.body, w.dgq)
 	return w.rs
