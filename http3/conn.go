@@ -351,20 +351,32 @@ func (c *connection) readQPACKStream(br *bufio.Reader, typ uint64) error {
 
 // readControl reads the peer's control stream (RFC 9114, Section 6.2.1).
 func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
-	f, err := readFrame(br)
+	// "If the first frame of the control stream is any other frame type,
+	// this MUST be treated as a connection error of type
+	// H3_MISSING_SETTINGS." (Section 6.2.1) Any other: frames of unknown
+	// or reserved types, which are skipped later on, are not skipped here.
+	typ, length, err := readFrameHeader(br)
 	if err == io.EOF {
 		return err
 	}
 	if err != nil {
 		return truncated(err)
 	}
-	c.traceFrame(id, &f)
-	if f.Type != frameSettings {
-		// "If the first frame of the control stream is any other frame
-		// type, this MUST be treated as a connection error of type
-		// H3_MISSING_SETTINGS." (Section 6.2.1)
-		return connError(ErrCodeMissingSettings, "first control frame is %#x", f.Type)
+	if typ != frameSettings {
+		return connError(ErrCodeMissingSettings, "first control frame is of type %#x", typ)
 	}
+	if length > maxPayload(typ) {
+		return connError(ErrCodeExcessiveLoad, "SETTINGS frame of %d bytes", length)
+	}
+	p, err := readPayload(br, length)
+	if err != nil {
+		return truncated(err)
+	}
+	f, err := parseFramePayload(typ, p)
+	if err != nil {
+		return err
+	}
+	c.traceFrame(id, &f)
 	c.qmu.Lock()
 	err = c.enc.SetPeerSettings(f.Set.QPACKMaxTableCapacity, f.Set.QPACKBlockedStreams)
 	if err == nil {
@@ -378,6 +390,8 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 	}
 	c.peerSettings = f.Set
 	close(c.peerSettingsDone)
+	var maxPushID uint64
+	maxPushIDSeen := false
 	for {
 		f, err := readFrame(br)
 		if err == io.EOF {
@@ -396,7 +410,15 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 			if !c.isServer {
 				return connError(ErrCodeFrameUnexpected, "MAX_PUSH_ID from server")
 			}
-			// We never push; the limit is noted and ignored.
+			// "A MAX_PUSH_ID frame cannot reduce the maximum push ID;
+			// receipt of a MAX_PUSH_ID frame that contains a smaller value
+			// than previously received MUST be treated as a connection
+			// error of type H3_ID_ERROR." (Section 7.2.7) We never push;
+			// the limit is only checked.
+			if maxPushIDSeen && f.ID < maxPushID {
+				return connError(ErrCodeIDError, "MAX_PUSH_ID reduced from %d to %d", maxPushID, f.ID)
+			}
+			maxPushID, maxPushIDSeen = f.ID, true
 		case frameCancelPush:
 			// We never promise pushes and never allow them (no
 			// MAX_PUSH_ID), so every push ID is unknown (Section 7.2.3).

@@ -481,12 +481,22 @@ func readFrameWithin(r *bufio.Reader, maxHeaders uint64) (frame, error) {
 		if length > maxPayload(typ) {
 			return frame{}, connError(ErrCodeExcessiveLoad, "frame %#x of %d bytes", typ, length)
 		}
-		p := make([]byte, length)
-		if _, err := io.ReadFull(r, p); err != nil {
+		p, err := readPayload(r, length)
+		if err != nil {
 			return frame{}, truncated(err)
 		}
 		return parseFramePayload(typ, p)
 	}
+}
+
+// readPayload reads a frame payload of length bytes, which the caller has
+// checked against its bound.
+func readPayload(r io.Reader, length uint64) ([]byte, error) {
+	p := make([]byte, length)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // truncated turns the end of a stream inside a frame into H3_FRAME_ERROR
