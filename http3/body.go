@@ -137,7 +137,9 @@ func (b *body) putReader() {
 
 func (b *body) read(p []byte) (int, error) {
 	for b.remaining == 0 {
-		f, err := readFrame(b.br)
+		// A trailer section is bounded as the header section is (RFC
+		// 9114, Section 4.2.2).
+		f, err := readFrameWithin(b.br, maxEncodedFieldSection(b.c.ours.MaxFieldSectionSize))
 		if err == io.EOF {
 			// "A request or response that is defined as having content
 			// when it contains a Content-Length header field is malformed
