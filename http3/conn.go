@@ -35,6 +35,7 @@ type connection struct {
 	enc       *qpack.Encoder
 	dec       *qpack.Decoder
 	decUpdate chan struct{} // closed and replaced when the decoder's table grows
+	unblocked []uint64      // scratch for dec.AppendUnblocked
 	encStream *quic.SendStream
 	decStream *quic.SendStream
 
@@ -329,6 +330,10 @@ func (c *connection) readQPACKStream(br *bufio.Reader, typ uint64) error {
 			var herr, werr error
 			if typ == streamTypeEncoder {
 				herr = c.dec.HandleEncoderStream(buf[:n])
+				// The blocked sections' goroutines wake below and decode
+				// again; the decoder's list of unblocked streams is not
+				// needed.
+				c.unblocked = c.dec.AppendUnblocked(c.unblocked[:0])
 				werr = c.flushDecoderStream()
 				close(c.decUpdate)
 				c.decUpdate = make(chan struct{})

@@ -39,7 +39,9 @@ type DecoderConfig struct {
 // 3.75 times its decoded length, and an entry larger than the capacity is
 // refused as soon as its length is known), blocked streams by
 // MaxBlockedStreams records of 16 bytes (the blocked field sections stay
-// with the caller), and a decoded field section by MaxFieldSectionSize.
+// with the caller) plus 8 bytes for each unblocked stream AppendUnblocked
+// has not reported yet, and a decoded field section by
+// MaxFieldSectionSize.
 //
 // A Decoder is not safe for concurrent use.
 type Decoder struct {
@@ -55,10 +57,15 @@ type Decoder struct {
 	// explicitly or through Section Acknowledgments.
 	knownReceived uint64
 
-	blocked []blockedStream
-	out     []byte // decoder instructions not yet taken by the caller
-	partial []byte // an incomplete encoder instruction
-	err     error  // the encoder stream failed; sticky
+	// blocked are the streams whose field section waits for insertions
+	// (Section 2.2.1); unblocked those the encoder stream has since
+	// unblocked and AppendUnblocked has not reported yet. Only blocked
+	// counts against MaxBlockedStreams.
+	blocked   []blockedStream
+	unblocked []uint64
+	out       []byte // decoder instructions not yet taken by the caller
+	partial   []byte // an incomplete encoder instruction
+	err       error  // the encoder stream failed; sticky
 
 	// Scratch space for DecodeFieldSection: literal bytes and where they
 	// belong.
@@ -141,31 +148,54 @@ func (d *Decoder) CancelStream(streamID uint64) {
 // AppendUnblocked appends to dst the streams that were blocked and whose
 // field sections can now be decoded, forgets them, and returns the extended
 // slice. The caller calls DecodeFieldSection again for each; it is useful
-// after HandleEncoderStream.
+// after HandleEncoderStream. A stream stops counting as blocked as soon as
+// HandleEncoderStream has received the insertions it waits for, whether
+// or not this reports it; a caller that decodes blocked sections again
+// by other means should still call it from time to time (or CancelStream
+// the streams it abandons), since the streams not yet reported are kept
+// for it.
 func (d *Decoder) AppendUnblocked(dst []uint64) []uint64 {
+	d.releaseBlocked()
+	dst = append(dst, d.unblocked...)
+	d.unblocked = d.unblocked[:0]
+	return dst
+}
+
+// releaseBlocked moves the streams whose Required Insert Count the Insert
+// Count has reached from blocked to unblocked: "When the Required Insert
+// Count is less than or equal to the decoder's Insert Count, the field
+// section can be processed immediately." (Section 2.2.1)
+func (d *Decoder) releaseBlocked() {
 	ic := d.table.insertCount()
 	j := 0
 	for _, b := range d.blocked {
 		if b.ric <= ic {
-			dst = append(dst, b.stream)
+			d.unblocked = append(d.unblocked, b.stream)
 			continue
 		}
 		d.blocked[j] = b
 		j++
 	}
 	d.blocked = d.blocked[:j]
-	return dst
 }
 
 // BlockedStreams returns the number of streams currently blocked (RFC 9204,
-// Section 2.2.1); it never exceeds MaxBlockedStreams.
+// Section 2.2.1): waiting for insertions the encoder stream has not
+// delivered yet. It never exceeds MaxBlockedStreams.
 func (d *Decoder) BlockedStreams() int { return len(d.blocked) }
 
+// unblock forgets stream as blocked or unblocked.
 func (d *Decoder) unblock(stream uint64) {
 	for i, b := range d.blocked {
 		if b.stream == stream {
 			d.blocked = append(d.blocked[:i], d.blocked[i+1:]...)
-			return
+			break
+		}
+	}
+	for i, s := range d.unblocked {
+		if s == stream {
+			d.unblocked = append(d.unblocked[:i], d.unblocked[i+1:]...)
+			break
 		}
 	}
 }
@@ -530,6 +560,9 @@ func (d *Decoder) HandleEncoderStream(b []byte) error {
 		buf = buf[n:]
 	}
 	d.partial = keepPartial(d.partial, buf)
+	if len(d.blocked) > 0 {
+		d.releaseBlocked()
+	}
 	return nil
 }
 

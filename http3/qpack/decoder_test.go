@@ -304,3 +304,46 @@ func TestDecoderPartialBufferShrinks(t *testing.T) {
 		t.Errorf("%v, partial %d, capacity %d", err, len(d.partial), d.table.capacity)
 	}
 }
+
+// Defect 13 of issue 22: "When the Required Insert Count is less than or
+// equal to the decoder's Insert Count, the field section can be processed
+// immediately" (RFC 9204, Section 2.2.1): a stream stops counting as
+// blocked once the encoder stream has delivered what it waits for, even
+// before the caller decodes its section again, so that a conforming
+// encoder's next blocking section on another stream is within
+// SETTINGS_QPACK_BLOCKED_STREAMS (Section 2.1.2).
+func TestDecoderUnblockedStreamStopsCounting(t *testing.T) {
+	p := newPair(t, 4096, 1)
+	sec0 := p.enc.EncodeFieldSection(nil, 0, []HeaderField{{Name: "user-agent", Value: "one"}})
+	ins0 := p.enc.AppendEncoderStream(nil)
+	if _, err := p.dec.DecodeFieldSection(0, sec0, nil); err != ErrBlocked {
+		t.Fatalf("stream 0: %v, want ErrBlocked", err)
+	}
+	if err := p.dec.HandleEncoderStream(ins0); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.dec.BlockedStreams(); n != 0 {
+		t.Errorf("%d streams counted as blocked after the encoder stream unblocked stream 0", n)
+	}
+	// The encoder learns of the insertion (Insert Count Increment) and
+	// may block one stream again.
+	if err := p.enc.HandleDecoderStream(p.dec.AppendDecoderStream(nil)); err != nil {
+		t.Fatal(err)
+	}
+	sec4 := p.enc.EncodeFieldSection(nil, 4, []HeaderField{{Name: "user-agent", Value: "two"}})
+	p.enc.AppendEncoderStream(nil) // delayed
+	if sec4[0] == 0 {
+		t.Fatal("stream 4's section does not reference the dynamic table")
+	}
+	if _, err := p.dec.DecodeFieldSection(4, sec4, nil); err != ErrBlocked {
+		t.Fatalf("stream 4: %v, want ErrBlocked within the limit of 1", err)
+	}
+	// Stream 0 decodes as ever, and is reported unblocked once.
+	if u := p.dec.AppendUnblocked(nil); len(u) != 1 || u[0] != 0 {
+		t.Errorf("unblocked %v, want [0]", u)
+	}
+	got, err := p.dec.DecodeFieldSection(0, sec0, nil)
+	if err != nil || len(got) != 1 || got[0].Value != "one" {
+		t.Fatalf("stream 0: %v, %v", got, err)
+	}
+}
