@@ -93,6 +93,7 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 	// net/textproto does.
 	vals := make([]string, len(fields))
 	regular := false
+	var crumbs []string
 	for _, f := range fields {
 		if strings.HasPrefix(f.Name, ":") {
 			// "Pseudo-header fields MUST NOT appear in trailer sections",
@@ -142,10 +143,12 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 		if connectionSpecific[f.Name] || (f.Name == "te" && f.Value != "trailers") {
 			return p, nil, streamError(ErrCodeMessageError, "connection-specific field %s", f.Name)
 		}
-		if f.Name == "cookie" && len(h["Cookie"]) > 0 {
-			// Section 4.2.1: crumbs are joined with "; " for HTTP/1.1
-			// semantics.
-			h["Cookie"][0] += "; " + f.Value
+		if f.Name == "cookie" {
+			// "If there are multiple cookie field lines after
+			// decompression, these MUST be concatenated into a single byte
+			// string using the two-byte delimiter of "; "" (Section
+			// 4.2.1): collected here and joined once below.
+			crumbs = append(crumbs, f.Value)
 			continue
 		}
 		k := textproto.CanonicalMIMEHeaderKey(f.Name)
@@ -156,6 +159,13 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			h[k] = vals[:1:1]
 			vals = vals[1:]
 		}
+	}
+	switch len(crumbs) {
+	case 0:
+	case 1:
+		h["Cookie"] = crumbs
+	default:
+		h["Cookie"] = []string{strings.Join(crumbs, "; ")}
 	}
 	return p, h, nil
 }

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +227,54 @@ func TestStalledHeadersClientHeap(t *testing.T) {
 	cancel()
 	for range stalled {
 		<-done
+	}
+}
+
+// Defect 14: cookie crumbs are joined once (RFC 9114, Section 4.2.1:
+// "If there are multiple cookie field lines after decompression, these
+// MUST be concatenated into a single byte string using the two-byte
+// delimiter of "; " (ASCII 0x3b, 0x20) before being passed into a
+// context other than HTTP/2 or HTTP/3"), so that the work and memory grow
+// with the size of the result, not with its square: on the server, for
+// 5,000 one-byte crumbs or for 255 references to one 4 KB crumb, and on
+// the client for a response's crumbs.
+func TestCookieCrumbsJoinedOnce(t *testing.T) {
+	big := string(bytes.Repeat([]byte{'c'}, 4000))
+	for _, tc := range []struct {
+		name   string
+		crumb  string
+		n      int
+		maxMiB uint64 // allocation allowed: a few times the joined size
+	}{
+		{"5000 one-byte crumbs", "c", 5000, 1},
+		{"255 references to a 4 KB crumb", big, 255, 8},
+	} {
+		fields := requestWith()
+		for range tc.n {
+			fields = append(fields, hf("cookie", tc.crumb)...)
+		}
+		want := strings.TrimSuffix(strings.Repeat(tc.crumb+"; ", tc.n), "; ")
+		var req *http.Request
+		var err error
+		n := allocatedBy(func() { req, err = newServerRequest(fields, false) })
+		if err != nil || req.Header.Get("Cookie") != want || len(req.Header["Cookie"]) != 1 {
+			t.Fatalf("server, %s: %v, cookie of %d bytes", tc.name, err, len(req.Header.Get("Cookie")))
+		}
+		if n > tc.maxMiB<<20 {
+			t.Errorf("server, %s: %d MiB allocated for a %d KiB cookie", tc.name, n>>20, len(want)>>10)
+		}
+		cc := &clientConn{connection: newConnection(nil, false, 0)}
+		cc.tls = &tls.ConnectionState{}
+		resp := append(hf(":status", "200"), fields[len(goodRequest)/2:]...)
+		var r *http.Response
+		n = allocatedBy(func() {
+			r, err = cc.newResponse(context.Background(), &http.Request{Method: "GET"}, nil, nil, resp)
+		})
+		if err != nil || r.Header.Get("Cookie") != want {
+			t.Fatalf("client, %s: %v", tc.name, err)
+		}
+		if n > tc.maxMiB<<20 {
+			t.Errorf("client, %s: %d MiB allocated for a %d KiB cookie", tc.name, n>>20, len(want)>>10)
+		}
 	}
 }
