@@ -79,6 +79,10 @@ func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connec
 			MaxTableCapacity:    ours.QPACKMaxTableCapacity,
 			MaxBlockedStreams:   ours.QPACKBlockedStreams,
 			MaxFieldSectionSize: ours.MaxFieldSectionSize,
+			// The field syntax is checked by the decoder, once per dynamic
+			// table entry rather than once per reference to it.
+			ValidName:  validDecodedName,
+			ValidValue: validValue,
 		}),
 		decUpdate:        make(chan struct{}),
 		peerSettingsDone: make(chan struct{}),
@@ -217,6 +221,16 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 		case err == qpack.ErrFieldSectionTooLarge:
 			return nil, errHeadersTooLarge
 		case err != nil:
+			var ie *qpack.InvalidFieldError
+			if errors.As(err, &ie) {
+				// "the inclusion of invalid characters in field names or
+				// values" makes the message malformed (RFC 9114, Section
+				// 4.1.2).
+				if ie.Value {
+					return nil, streamError(ErrCodeMessageError, "invalid value of field %q", ie.Name)
+				}
+				return nil, streamError(ErrCodeMessageError, "invalid field name %q", ie.Name)
+			}
 			return nil, c.fail(err)
 		}
 		if c.tr != nil {

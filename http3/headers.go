@@ -41,6 +41,16 @@ func validName(name string) bool {
 	return true
 }
 
+// validDecodedName reports whether name may appear in a decoded field
+// section: a valid field name in lowercase, or a pseudo-header field name
+// (":" and a valid lowercase name), which splitFields checks further.
+func validDecodedName(name string) bool {
+	if len(name) > 1 && name[0] == ':' {
+		return validName(name[1:])
+	}
+	return validName(name)
+}
+
 // validValue reports whether v is a valid field value (RFC 9110, Section
 // 5.5, checked by httpguts: no NUL, CR, LF or other control characters
 // besides tab) with no leading or trailing whitespace (RFC 9114, Section
@@ -82,10 +92,15 @@ func pseudoBit(name string) uint8 {
 // has reports whether the pseudo-header field name was present.
 func (p *pseudo) has(name string) bool { return p.seen&pseudoBit(name) != 0 }
 
-// splitFields validates a field section and separates the pseudo-header
-// fields from the header. allowed lists the pseudo-header names allowed;
-// none for trailers. Any violation makes the message malformed: a stream
-// error of type H3_MESSAGE_ERROR (RFC 9114, Section 4.1.2).
+// splitFields validates a decoded field section and separates the
+// pseudo-header fields from the header. allowed lists the pseudo-header
+// names allowed; none for trailers. Any violation makes the message
+// malformed: a stream error of type H3_MESSAGE_ERROR (RFC 9114, Section
+// 4.1.2). The names and values have been checked by the QPACK decoder
+// (validDecodedName, validValue; see connection.decodeHeaders), once for
+// each dynamic table entry however many times the section refers to it;
+// splitFields does nothing per field that costs more than the field's
+// own bytes on the wire.
 func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.Header, error) {
 	var p pseudo
 	h := make(http.Header, len(fields))
@@ -94,6 +109,7 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 	vals := make([]string, len(fields))
 	regular := false
 	var crumbs []string
+	var keys keyCache
 	for _, f := range fields {
 		if strings.HasPrefix(f.Name, ":") {
 			// "Pseudo-header fields MUST NOT appear in trailer sections",
@@ -113,9 +129,6 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			if p.has(f.Name) {
 				return p, nil, streamError(ErrCodeMessageError, "duplicate pseudo-header %s", f.Name)
 			}
-			if !validValue(f.Value) {
-				return p, nil, streamError(ErrCodeMessageError, "invalid value of %s", f.Name)
-			}
 			p.seen |= pseudoBit(f.Name)
 			switch f.Name {
 			case ":method":
@@ -134,13 +147,7 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			continue
 		}
 		regular = true
-		if !validName(f.Name) {
-			return p, nil, streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
-		}
-		if !validValue(f.Value) {
-			return p, nil, streamError(ErrCodeMessageError, "invalid value of field %s", f.Name)
-		}
-		if connectionSpecific[f.Name] || (f.Name == "te" && f.Value != "trailers") {
+		if len(f.Name) <= maxConnectionSpecificName && connectionSpecific[f.Name] || (f.Name == "te" && f.Value != "trailers") {
 			return p, nil, streamError(ErrCodeMessageError, "connection-specific field %s", f.Name)
 		}
 		if f.Name == "cookie" {
@@ -151,7 +158,7 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			crumbs = append(crumbs, f.Value)
 			continue
 		}
-		k := textproto.CanonicalMIMEHeaderKey(f.Name)
+		k := keys.canonical(f.Name)
 		if vs := h[k]; len(vs) > 0 {
 			h[k] = append(vs, f.Value)
 		} else {
@@ -168,6 +175,32 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 		h["Cookie"] = []string{strings.Join(crumbs, "; ")}
 	}
 	return p, h, nil
+}
+
+// maxConnectionSpecificName is the length of the longest name in
+// connectionSpecific: longer names are not looked up (hashing a long name
+// that a section refers to many times would cost per reference).
+const maxConnectionSpecificName = len("transfer-encoding")
+
+// keyCache remembers the canonical header keys of the last few names of a
+// field section. A name that a section repeats by reference to a dynamic
+// table entry is the same string each time, which == compares at once,
+// so that canonicalizing it (and allocating the result) happens once.
+type keyCache struct {
+	names, keys [4]string
+	next        int
+}
+
+func (c *keyCache) canonical(name string) string {
+	for i, n := range c.names {
+		if n == name && n != "" {
+			return c.keys[i]
+		}
+	}
+	k := textproto.CanonicalMIMEHeaderKey(name)
+	c.names[c.next], c.keys[c.next] = name, k
+	c.next = (c.next + 1) % len(c.names)
+	return k
 }
 
 // parseContentLength returns the content-length of h, -1 if absent.

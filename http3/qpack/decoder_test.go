@@ -347,3 +347,68 @@ func TestDecoderUnblockedStreamStopsCounting(t *testing.T) {
 		t.Fatalf("stream 0: %v, %v", got, err)
 	}
 }
+
+// Defect 19 of issue 22: DecoderConfig's ValidName and ValidValue check a
+// dynamic table entry once, when it is inserted, and keep the result, so
+// that a field section referencing a 4 KB entry 255 times costs its 255
+// references and not a megabyte of checking. Literals and static entries
+// are checked where they occur. A field line they refuse fails the
+// section with an *InvalidFieldError once it has been processed and
+// acknowledged, as ErrFieldSectionTooLarge does.
+func TestDecoderChecksDynamicEntriesOnce(t *testing.T) {
+	big := strings.Repeat("v", 4000)
+	checked := map[string]int{}
+	valid := func(s string) bool {
+		checked[s]++
+		return !strings.Contains(s, "\n")
+	}
+	d := NewDecoder(DecoderConfig{MaxTableCapacity: 4096, MaxBlockedStreams: 1, ValidName: valid, ValidValue: valid})
+	// Set Dynamic Table Capacity 4096, Insert With Literal Name
+	// "x-big: <4000 bytes>".
+	ins := appendInt(nil, 5, 0x20, 4096)
+	ins = appendString(ins, 6, 0x40, "x-big", false)
+	ins = appendString(ins, 8, 0, big, false)
+	if err := d.HandleEncoderStream(ins); err != nil {
+		t.Fatal(err)
+	}
+	if checked["x-big"] != 1 || checked[big] != 1 {
+		t.Fatalf("at insertion: name checked %d times, value %d times", checked["x-big"], checked[big])
+	}
+	// Required Insert Count 1, Base 1, then 255 Indexed Field Lines of
+	// relative index 0 and a literal.
+	sec := []byte{0x02, 0x00}
+	for range 255 {
+		sec = append(sec, 0x80)
+	}
+	sec = appendLiteralName(sec, "x-lit", "ok", false, false)
+	got, err := d.DecodeFieldSection(0, sec, nil)
+	if err != nil || len(got) != 256 || got[254].Value != big {
+		t.Fatalf("decoded %d fields, %v", len(got), err)
+	}
+	if checked["x-big"] != 1 || checked[big] != 1 || checked["x-lit"] != 1 || checked["ok"] != 1 {
+		t.Errorf("after 255 references: entry name checked %d times, value %d; literal %d, %d",
+			checked["x-big"], checked[big], checked["x-lit"], checked["ok"])
+	}
+	// An entry with a refused value fails each section that references
+	// it, after the section is acknowledged.
+	ins = appendString(nil, 6, 0x40, "x-bad", false)
+	ins = appendString(ins, 8, 0, "a\nb", false)
+	if err := d.HandleEncoderStream(ins); err != nil {
+		t.Fatal(err)
+	}
+	d.AppendDecoderStream(nil)
+	for _, sec := range [][]byte{
+		{0x03, 0x00, 0x80}, // indexed: the entry x-bad
+		append([]byte{0x03, 0x00}, appendLiteralName(nil, "x-\n", "v", false, false)...),     // literal name
+		append([]byte{0x00, 0x00}, appendLiteralStaticName(nil, 2, "a\nb", false, false)...), // static name, literal value
+	} {
+		_, err := d.DecodeFieldSection(4, sec, nil)
+		var fe *InvalidFieldError
+		if !errors.As(err, &fe) {
+			t.Fatalf("section %x: %v, want an *InvalidFieldError", sec, err)
+		}
+		if ack := d.AppendDecoderStream(nil); sec[0] != 0 && !bytes.Equal(ack, []byte{0x84}) {
+			t.Errorf("section %x: decoder stream %x, want the Section Acknowledgment 84", sec, ack)
+		}
+	}
+}

@@ -23,7 +23,16 @@ type dynEntry struct {
 	refs int32
 	// size caches entrySize(name, value).
 	size uint32
+	// invalid records what DecoderConfig.ValidName and ValidValue refused
+	// when the entry was inserted (decoder side only).
+	invalid uint8
 }
+
+// dynEntry.invalid bits.
+const (
+	invalidName uint8 = 1 << iota
+	invalidValue
+)
 
 // dynamicTable is a first-in, first-out list of entries addressed by
 // absolute index (Section 3.2.4): "The first entry inserted has an absolute
