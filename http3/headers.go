@@ -15,7 +15,7 @@ import (
 // 4.2: "An endpoint MUST NOT generate an HTTP/3 field section containing
 // connection-specific fields; any message containing connection-specific
 // fields MUST be treated as malformed."). TE is allowed with the value
-// "trailers" only.
+// "trailers" only (isTrailers).
 var connectionSpecific = map[string]bool{
 	"connection":        true,
 	"keep-alive":        true,
@@ -23,6 +23,12 @@ var connectionSpecific = map[string]bool{
 	"transfer-encoding": true,
 	"upgrade":           true,
 }
+
+// isTrailers reports whether a TE field value is "trailers", the only
+// one HTTP/3 allows (RFC 9114, Section 4.2). It is a keyword of TE's
+// grammar (RFC 9110, Section 10.1.4), and ABNF strings are
+// case-insensitive (RFC 5234, Section 2.3), so "Trailers" is the same.
+func isTrailers(v string) bool { return strings.EqualFold(v, "trailers") }
 
 // validName reports whether name is a valid field name in lowercase
 // (RFC 9110, Section 5.1, checked by httpguts; RFC 9114, Section 4.2:
@@ -147,7 +153,7 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			continue
 		}
 		regular = true
-		if len(f.Name) <= maxConnectionSpecificName && connectionSpecific[f.Name] || (f.Name == "te" && f.Value != "trailers") {
+		if len(f.Name) <= maxConnectionSpecificName && connectionSpecific[f.Name] || (f.Name == "te" && !isTrailers(f.Value)) {
 			return p, nil, streamError(ErrCodeMessageError, "connection-specific field %s", f.Name)
 		}
 		if f.Name == "cookie" {
@@ -265,8 +271,11 @@ func appendHeaderFields(dst []qpack.HeaderField, h http.Header, skip func(string
 			continue
 		}
 		for _, v := range vs {
-			if name == "te" && v != "trailers" {
-				continue
+			if name == "te" {
+				if !isTrailers(v) {
+					continue
+				}
+				v = "trailers"
 			}
 			v = strings.TrimSpace(v)
 			if !validValue(v) {

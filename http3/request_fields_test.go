@@ -221,3 +221,24 @@ func TestResponseContentLengthGrammar(t *testing.T) {
 		}
 	}
 }
+
+// "The only exception to this is the TE header field, which MAY be present
+// in an HTTP/3 request header; when it is, it MUST NOT contain any value
+// other than "trailers"." (RFC 9114, Section 4.2). "trailers" is a
+// keyword of TE's grammar (RFC 9110, Section 10.1.4), and ABNF strings are
+// case-insensitive (RFC 5234, Section 2.3): "Trailers" is the same value
+// and is accepted. Anything else, a list included, is not.
+func TestTETrailersCaseInsensitive(t *testing.T) {
+	cc, seen := fieldsEnv(t)
+	for _, v := range []string{"trailers", "Trailers", "TRAILERS"} {
+		expectAccepted(t, cc, seen, "te: "+v, requestWith("te", v))
+	}
+	expectMalformed(t, cc, seen, map[string][]qpack.HeaderField{
+		"te: gzip":              requestWith("te", "gzip"),
+		"te: trailers, gzip":    requestWith("te", "trailers, gzip"),
+		"te: trailers;q=1":      requestWith("te", "trailers;q=1"),
+		"te: trailer":           requestWith("te", "trailer"),
+		"te: trailers, twice":   requestWith("te", "trailers", "te", "gzip"),
+		"te: trailers,trailers": requestWith("te", "trailers,trailers"),
+	})
+}
