@@ -112,7 +112,7 @@ func (b *body) Read(p []byte) (int, error) {
 			var he *Error
 			if errors.As(err, &he) {
 				if he.Stream {
-					resetStream(b.str, he.Code)
+					b.c.resetStream(b.str, he.Code)
 				} else {
 					b.c.fail(err)
 				}
@@ -191,7 +191,7 @@ func (b *body) read(p []byte) (int, error) {
 // end: "Receipt of an invalid sequence of frames MUST be treated as a
 // connection error of type H3_FRAME_UNEXPECTED." (Section 4.1)
 func (b *body) readTrailers(block []byte) error {
-	fields, err := b.c.decodeHeaders(b.ctx, b.str.StreamID(), block)
+	fields, err := b.c.decodeHeaders(b.ctx, b.str.StreamID(), block, nil)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func (b *body) Close() error {
 		if b.closeCode != 0 {
 			code = b.closeCode
 		}
-		b.str.CancelRead(quic.StreamErrorCode(code))
+		b.c.stopReading(b.str, code)
 	}
 	if fn != nil {
 		fn()

@@ -223,7 +223,7 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 	done := sync.OnceFunc(cc.requestDone)
 	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
 	if err != nil {
-		resetStream(str, ErrCodeInternalError)
+		cc.resetStream(str, ErrCodeInternalError)
 		done()
 		return nil, nil, err
 	}
@@ -253,7 +253,7 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 		}
 		return nil, err
 	}
-	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
+	cancel := context.AfterFunc(ctx, func() { cc.resetStream(str, ErrCodeRequestCancelled) })
 	stop := func() bool { done(); return cancel() }
 	var gate *continueGate
 	if req.Body != nil && req.Body != http.NoBody {
@@ -312,7 +312,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
-		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
@@ -338,7 +338,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		}
 		if trace != nil && trace.Got1xxResponse != nil {
 			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
-				resetStream(str, ErrCodeRequestCancelled)
+				cc.resetStream(str, ErrCodeRequestCancelled)
 				return nil, err
 			}
 		}
@@ -355,7 +355,7 @@ func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err er
 	var he *Error
 	if errors.As(err, &he) {
 		if he.Stream {
-			resetStream(str, he.Code)
+			cc.resetStream(str, he.Code)
 		} else {
 			cc.fail(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3/qpack"
@@ -194,13 +195,24 @@ var errHeadersTooLarge = streamError(ErrCodeExcessiveLoad, "field section too la
 
 // decodeHeaders decodes a field section received on stream id, waiting
 // while it is blocked on encoder stream instructions (RFC 9204, Section
-// 2.2.1) until ctx is done.
-func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block []byte) ([]qpack.HeaderField, error) {
+// 2.2.1) until ctx is done. While it waits, watch (if not nil) reads ahead
+// on the stream to notice a reset. A section abandoned while blocked is
+// never decoded: "When an endpoint receives a stream reset before the end
+// of a stream or before all encoded field sections are processed on that
+// stream, or when it abandons reading of a stream, it generates a Stream
+// Cancellation instruction" (Section 2.2.2.2).
+func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block []byte, watch *resetWatch) ([]qpack.HeaderField, error) {
+	blocked := false
 	for {
+		var fields []qpack.HeaderField
+		var err error
+		abandoned := false
 		c.qmu.Lock()
-		fields, err := c.dec.DecodeFieldSection(uint64(id), block, nil)
-		if err == qpack.ErrBlocked && ctx.Err() != nil {
+		if blocked && ctx.Err() != nil {
 			c.dec.CancelStream(uint64(id))
+			abandoned = true
+		} else {
+			fields, err = c.dec.DecodeFieldSection(uint64(id), block, nil)
 		}
 		werr := c.flushDecoderStream()
 		update := c.decUpdate
@@ -209,9 +221,17 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 			return nil, werr
 		}
 		switch {
+		case abandoned:
+			return nil, ctx.Err()
 		case err == qpack.ErrBlocked:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			if !blocked {
+				blocked = true
+				if watch != nil {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+					defer watch.start(cancel)()
+				}
 			}
 			select {
 			case <-update:
@@ -240,8 +260,69 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 	}
 }
 
+// resetWatch reads ahead on a request stream while its header section is
+// blocked, so that a reset by the peer abandons the section at once rather
+// than when the encoder stream unblocks it. It uses the stream's read
+// deadline, which no one else uses before the header section is decoded.
+type resetWatch struct {
+	str *quic.Stream
+	br  *bufio.Reader // the stream's reader, which keeps what the watch reads
+}
+
+// start watches until stop is called, calling cancel if the peer resets
+// the stream. It reads ahead at most until br is full, or the stream
+// ends.
+func (w *resetWatch) start(cancel func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := w.br.Buffered() + 1; n <= w.br.Size(); n = w.br.Buffered() + 1 {
+			if _, err := w.br.Peek(n); err != nil {
+				var se *quic.StreamError
+				if errors.As(err, &se) && se.Remote {
+					cancel()
+				}
+				return
+			}
+		}
+	}()
+	return func() {
+		w.str.SetReadDeadline(time.Unix(1, 0)) // ends a Peek in progress
+		<-done
+		w.str.SetReadDeadline(time.Time{})
+	}
+}
+
+// cancelDecoding tells the peer's encoder that this endpoint abandons
+// reading stream id: "when it abandons reading of a stream, it generates a
+// Stream Cancellation instruction" (RFC 9204, Section 2.2.2.2), so that
+// the encoder stops counting references on it. It forgets the stream if
+// its section was blocked.
+func (c *connection) cancelDecoding(id quic.StreamID) {
+	c.qmu.Lock()
+	c.dec.CancelStream(uint64(id))
+	c.flushDecoderStream()
+	c.qmu.Unlock()
+}
+
+// resetStream abandons both directions of a request stream with code.
+func (c *connection) resetStream(s requestStream, code ErrCode) {
+	resetStream(s, code)
+	c.cancelDecoding(s.StreamID())
+}
+
+// stopReading abandons the receiving direction of a request stream,
+// asking the peer to stop sending with code.
+func (c *connection) stopReading(s requestStream, code ErrCode) {
+	s.CancelRead(quic.StreamErrorCode(code))
+	c.cancelDecoding(s.StreamID())
+}
+
 // flushDecoderStream writes pending decoder instructions. c.qmu held.
 func (c *connection) flushDecoderStream() error {
+	if c.decStream == nil {
+		return nil // not open yet: the instructions wait in the decoder
+	}
 	if ins := c.dec.AppendDecoderStream(nil); len(ins) > 0 {
 		_, err := c.decStream.Write(ins)
 		return err

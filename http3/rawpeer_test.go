@@ -111,7 +111,7 @@ func newRawServer(t *testing.T, serve func(s *rawStream)) *rawServer {
 						if err != nil {
 							return
 						}
-						fields, err := c.decodeHeaders(str.Context(), str.StreamID(), f.Payload)
+						fields, err := c.decodeHeaders(str.Context(), str.StreamID(), f.Payload, nil)
 						if err != nil {
 							return
 						}

@@ -352,7 +352,7 @@ func (w *responseWriter) finish() {
 		// a Content-Length header field is malformed if the value ...
 		// does not equal the sum of the DATA frame lengths" (RFC 9114,
 		// Section 4.1.2): rather than send a malformed response, abort.
-		resetStream(w.str, ErrCodeInternalError)
+		w.sc.resetStream(w.str, ErrCodeInternalError)
 		return
 	}
 	trailer := make(http.Header)
@@ -376,7 +376,7 @@ func (w *responseWriter) finish() {
 	}
 	err := w.flush()
 	if err != nil && err != errFieldSectionTooLarge {
-		resetStream(w.str, ErrCodeInternalError)
+		w.sc.resetStream(w.str, ErrCodeInternalError)
 		return
 	}
 	w.str.CloseWrite()

@@ -286,7 +286,7 @@ func (sc *serverConn) serve() {
 			// "Requests on stream IDs greater than or equal to the ID in
 			// the GOAWAY frame ... The server SHOULD ... reset with
 			// H3_REQUEST_REJECTED" (Section 5.2).
-			resetStream(str, ErrCodeRequestRejected)
+			sc.resetStream(str, ErrCodeRequestRejected)
 			continue
 		}
 		sc.active++
@@ -387,7 +387,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
 		return
 	}
-	fields, err := sc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+	fields, err := sc.decodeHeaders(ctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
 	if err == errHeadersTooLarge {
 		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
 		return
@@ -433,7 +433,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			// (the package never writes to the global logger).
 			w.streamed = true // keep the pooled buffers away from a racing writer
 			pooled = false
-			resetStream(str, ErrCodeInternalError)
+			sc.resetStream(str, ErrCodeInternalError)
 			req.Body.Close()
 		}
 	}()
@@ -470,7 +470,7 @@ func (sc *serverConn) streamFailed(str *quic.Stream, err error, code ErrCode) {
 	} else {
 		sc.fail(err)
 	}
-	resetStream(str, code)
+	sc.resetStream(str, code)
 }
 
 // respondError sends a bodiless response with status code and ends the
@@ -481,7 +481,7 @@ func (sc *serverConn) respondError(str *quic.Stream, code int) {
 		str.Write(b)
 	}
 	str.CloseWrite()
-	str.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
+	sc.stopReading(str, ErrCodeNoError)
 }
 
 // probeEnd checks, without blocking, whether the request stream already
