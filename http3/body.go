@@ -64,9 +64,11 @@ type body struct {
 	contentLength int64  // -1 if unknown
 	n             int64
 	trailer       *http.Header
-	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
-	pooledBR      bool    // br came from readerPool and goes back when done
-	onFirstRead   func()  // the server's 100 Continue; run by the first Read
+	closeCode     ErrCode      // STOP_SENDING code of an early Close; 0 for the default
+	pooledBR      bool         // br came from readerPool and goes back when done
+	onFirstRead   func()       // the server's 100 Continue; run by the first Read
+	onEnd         func()       // run when the message ends cleanly (client: ends the request's content)
+	sendErr       func() error // client: why the request's content failed, reported instead of the reset it caused
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -97,10 +99,16 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := b.read(p)
-	if err != nil && err != io.EOF && b.ctx.Err() != nil && !b.c.isServer {
-		// The request was cancelled: report that rather than the reset
-		// it caused, as net/http does.
-		err = b.ctx.Err()
+	if err != nil && err != io.EOF && !b.c.isServer {
+		if b.ctx.Err() != nil {
+			// The request was cancelled: report that rather than the
+			// reset it caused, as net/http does.
+			err = b.ctx.Err()
+		} else if b.sendErr != nil {
+			if serr := b.sendErr(); serr != nil {
+				err = serr
+			}
+		}
 	}
 	if err != nil {
 		b.mu.Lock()
@@ -122,6 +130,9 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		b.err = err
 		b.putReader() // no Read touches br after a sticky error
+		if err == io.EOF && b.onEnd != nil {
+			defer b.onEnd() // after b.mu is released
+		}
 	}
 	return n, err
 }

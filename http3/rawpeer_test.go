@@ -49,6 +49,7 @@ type rawStream struct {
 	str    *quic.Stream
 	br     *bufio.Reader
 	fields []qpack.HeaderField // the request's header section
+	err    error               // why the header section could not be read, if it could not
 }
 
 // headers encodes fields as a HEADERS frame of the stream.
@@ -80,7 +81,8 @@ func (s *rawStream) stopCode() ErrCode {
 
 // newRawServer starts a server on 127.0.0.1 that serves each request
 // stream with serve, after reading and decoding the request's HEADERS
-// frame, and a client Transport for it.
+// frame (rawStream.err says why that failed, if it did), and a client
+// Transport for it.
 func newRawServer(t *testing.T, serve func(s *rawStream)) *rawServer {
 	t.Helper()
 	cert, pool := testCert(t)
@@ -108,14 +110,11 @@ func newRawServer(t *testing.T, serve func(s *rawStream)) *rawServer {
 					go func() {
 						br := bufio.NewReader(str)
 						f, err := readHeadersFrame(c, br)
-						if err != nil {
-							return
+						var fields []qpack.HeaderField
+						if err == nil {
+							fields, err = c.decodeHeaders(str.Context(), str.StreamID(), f.Payload, nil)
 						}
-						fields, err := c.decodeHeaders(str.Context(), str.StreamID(), f.Payload, nil)
-						if err != nil {
-							return
-						}
-						serve(&rawStream{c: c, str: str, br: br, fields: fields})
+						serve(&rawStream{c: c, str: str, br: br, fields: fields, err: err})
 					}()
 				}
 			}()

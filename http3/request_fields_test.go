@@ -197,6 +197,9 @@ func TestRequestContentLengthGrammar(t *testing.T) {
 // it.
 func TestResponseContentLengthGrammar(t *testing.T) {
 	rs := newRawServer(t, func(s *rawStream) {
+		if s.err != nil {
+			return
+		}
 		cl := fieldValue(s.fields, ":path")[1:]
 		s.str.Write(append(s.headers(t, hf(":status", "200", "content-length", cl)), dataFrames("abc")...))
 		s.str.CloseWrite()

@@ -171,6 +171,9 @@ func TestStalledHeadersServerHeap(t *testing.T) {
 func TestStalledHeadersClientHeap(t *testing.T) {
 	release := make(chan struct{})
 	rs := newRawServer(t, func(s *rawStream) {
+		if s.err != nil {
+			return
+		}
 		if fieldValue(s.fields, ":path") == "/last" {
 			s.str.Write(s.headers(t, hf(":status", "204")))
 			s.str.CloseWrite()
