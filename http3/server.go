@@ -45,8 +45,17 @@ type Server struct {
 	// MaxHeaderBytes is the SETTINGS_MAX_FIELD_SECTION_SIZE the server
 	// advertises and enforces (RFC 9114, Section 4.2.2); zero means 1 MiB.
 	// A request header above it is answered with 431 (Request Header
-	// Fields Too Large).
+	// Fields Too Large), and the connection goes on; a trailer section
+	// above it resets its request stream with H3_EXCESSIVE_LOAD.
 	MaxHeaderBytes int
+	// ReadHeaderTimeout is how long a request stream may take, from its
+	// first byte, to deliver its header section, including the time the
+	// section waits for QPACK encoder instructions it depends on. Past
+	// it the stream is reset with H3_REQUEST_REJECTED (the request was
+	// not processed; a client may retry it) and the connection goes on.
+	// Zero means DefaultReadHeaderTimeout; a negative value means no
+	// limit, as with net/http's default.
+	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a connection that has had no request in progress
 	// for this long, with H3_NO_ERROR. Zero leaves idle connections to the
 	// QUIC idle timeout (quic.Config.MaxIdleTimeout).
@@ -378,22 +387,8 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			readerPool.Put(br)
 		}
 	}()
-	f, err := readHeadersFrame(sc.connection, br)
-	if err == errHeadersTooLarge {
-		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
-		return
-	}
-	if err != nil {
-		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
-		return
-	}
-	fields, err := sc.decodeHeaders(ctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
-	if err == errHeadersTooLarge {
-		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
-		return
-	}
-	if err != nil {
-		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
+	fields, ok := sc.readRequestHeader(ctx, str, br)
+	if !ok {
 		return
 	}
 	probeEnd(str, br)

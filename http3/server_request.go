@@ -3,11 +3,14 @@ package http3
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3/qpack"
@@ -18,6 +21,64 @@ import (
 // from seeing a request that another HTTP implementation would read
 // differently: any violation makes the request malformed, a stream error
 // of type H3_MESSAGE_ERROR (Section 4.1.2).
+
+// DefaultReadHeaderTimeout is the Server's ReadHeaderTimeout when it is
+// zero. A request's header section is a few hundred bytes to a few
+// kilobytes: it arrives in the first flight of its stream, and with the
+// QPACK encoder instructions it needs in the same flight, so that even on
+// a path of one second's round trip with the same packets lost twice it
+// is complete within a few seconds. Ten seconds leaves an honest client
+// that margin and bounds what a stalled stream holds (its read buffer, a
+// goroutine, its stream credit): net/http sets no limit, and a client
+// that keeps its connection alive could hold such streams forever.
+const DefaultReadHeaderTimeout = 10 * time.Second
+
+// readHeaderTimeout returns the ReadHeaderTimeout in effect; 0 for none.
+func (s *Server) readHeaderTimeout() time.Duration {
+	switch {
+	case s.ReadHeaderTimeout < 0:
+		return 0
+	case s.ReadHeaderTimeout == 0:
+		return DefaultReadHeaderTimeout
+	}
+	return s.ReadHeaderTimeout
+}
+
+// readRequestHeader reads and decodes the header section of a request
+// stream within the server's ReadHeaderTimeout. When that fails it deals
+// with the stream itself and returns false: a section larger than
+// MaxHeaderBytes gets a 431 (Request Header Fields Too Large) response
+// ("An HTTP/3 implementation ... can use the 431 status code", RFC 9114,
+// Section 4.2.2); a section not complete in time resets the stream with
+// H3_REQUEST_REJECTED; other errors reset it or close the connection as
+// they require.
+func (sc *serverConn) readRequestHeader(ctx context.Context, str *quic.Stream, br *bufio.Reader) ([]qpack.HeaderField, bool) {
+	hctx := ctx
+	if d := sc.srv.readHeaderTimeout(); d > 0 {
+		deadline := time.Now().Add(d)
+		str.SetReadDeadline(deadline)
+		defer str.SetReadDeadline(time.Time{})
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	f, err := readHeadersFrame(sc.connection, br)
+	var fields []qpack.HeaderField
+	if err == nil {
+		fields, err = sc.decodeHeaders(hctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
+	}
+	switch {
+	case err == nil:
+		return fields, true
+	case err == errHeadersTooLarge:
+		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
+	case errors.Is(err, os.ErrDeadlineExceeded) || err == context.DeadlineExceeded && ctx.Err() == nil:
+		sc.resetStream(str, ErrCodeRequestRejected)
+	default:
+		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
+	}
+	return nil, false
+}
 
 // newRequest builds the http.Request of a request stream from its decoded
 // header section.
