@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic"
@@ -56,6 +57,18 @@ type Server struct {
 	// Zero means DefaultReadHeaderTimeout; a negative value means no
 	// limit, as with net/http's default.
 	ReadHeaderTimeout time.Duration
+	// MaxConcurrentHandlers caps the requests served at once across all
+	// connections: those reading their header section and those in the
+	// Handler (a stream taken over with HTTPStream no longer counts once
+	// its handler returns). At the cap a new request stream is reset at
+	// once with H3_REQUEST_REJECTED, without being read: "A server
+	// rejected a request without performing any application processing"
+	// (RFC 9114, Section 8.1), which a client may retry. Zero means no
+	// cap, as in net/http; each connection is still limited to
+	// QUICConfig.MaxIncomingStreams concurrent requests (250 by default).
+	// Each request costs a goroutine and about 10 KiB of buffers while it
+	// reads its header, which ReadHeaderTimeout bounds in time.
+	MaxConcurrentHandlers int
 	// IdleTimeout closes a connection that has had no request in progress
 	// for this long, with H3_NO_ERROR. Zero leaves idle connections to the
 	// QUIC idle timeout (quic.Config.MaxIdleTimeout).
@@ -70,7 +83,8 @@ type Server struct {
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
 
-	workers workerPool // runs the handlers
+	workers  workerPool   // runs the handlers
+	handlers atomic.Int64 // requests being served, for MaxConcurrentHandlers
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
@@ -298,6 +312,11 @@ func (sc *serverConn) serve() {
 			sc.resetStream(str, ErrCodeRequestRejected)
 			continue
 		}
+		if !sc.srv.acquireHandler() {
+			sc.mu.Unlock()
+			sc.resetStream(str, ErrCodeRequestRejected)
+			continue
+		}
 		sc.active++
 		sc.lastID, sc.accepted = str.StreamID(), true
 		sc.stopIdleTimer()
@@ -372,6 +391,7 @@ const shutdownDrainTimeout = 5 * time.Second
 
 // handleRequest serves one request stream (RFC 9114, Section 4.1).
 func (sc *serverConn) handleRequest(str *quic.Stream) {
+	defer sc.srv.handlers.Add(-1) // counted by acquireHandler
 	ctx, cancel := context.WithCancel(str.Context())
 	defer cancel()
 	br := readerPool.Get().(*bufio.Reader)

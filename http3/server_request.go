@@ -44,6 +44,17 @@ func (s *Server) readHeaderTimeout() time.Duration {
 	return s.ReadHeaderTimeout
 }
 
+// acquireHandler counts a request about to be served, or reports false if
+// MaxConcurrentHandlers are being served already.
+func (s *Server) acquireHandler() bool {
+	n := s.handlers.Add(1)
+	if max := s.MaxConcurrentHandlers; max > 0 && n > int64(max) {
+		s.handlers.Add(-1)
+		return false
+	}
+	return true
+}
+
 // readRequestHeader reads and decodes the header section of a request
 // stream within the server's ReadHeaderTimeout. When that fails it deals
 // with the stream itself and returns false: a section larger than
