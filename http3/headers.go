@@ -209,7 +209,10 @@ func (c *keyCache) canonical(name string) string {
 	return k
 }
 
-// parseContentLength returns the content-length of h, -1 if absent.
+// parseContentLength returns the content-length of h, -1 if absent, and
+// replaces a list of identical values, or several field lines, by the one
+// value, so that whoever reads h next (a handler, a proxy forwarding it)
+// sees one decimal number.
 // "Content-Length = 1*DIGIT" (RFC 9110, Section 8.6): no sign, no space, no
 // other base. A list, or several field lines, must repeat one value
 // exactly: "a recipient MAY either reject the message as invalid or replace
@@ -238,6 +241,9 @@ func parseContentLength(h http.Header) (int64, error) {
 			}
 			first, n = part, x
 		}
+	}
+	if len(vs) > 1 || vs[0] != first {
+		h["Content-Length"] = []string{first}
 	}
 	return n, nil
 }
