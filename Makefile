@@ -125,3 +125,8 @@ interop-aioquic:
 # namespace with only loopback. Needs root; not part of make test.
 interop-chromium:
 	bash internal/interop/chromium/run.sh
+# The HTTP/3 hostile-peer benchmarks (issue 22): what each resource attack
+# costs, against a plain GET's cost in the same run (docs/http3-hardening.md).
+.PHONY: bench-h3-hostile
+bench-h3-hostile:
+	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3

@@ -112,8 +112,8 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 	if err != nil {
 		b.mu.Lock()
-		defer b.mu.Unlock()
 		if b.closed {
+			b.mu.Unlock()
 			return n, errBodyClosed
 		}
 		if err != io.EOF {
@@ -130,8 +130,9 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		b.err = err
 		b.putReader() // no Read touches br after a sticky error
+		b.mu.Unlock()
 		if err == io.EOF && b.onEnd != nil {
-			defer b.onEnd() // after b.mu is released
+			b.onEnd()
 		}
 	}
 	return n, err

@@ -109,7 +109,10 @@ func (p *pseudo) has(name string) bool { return p.seen&pseudoBit(name) != 0 }
 // own bytes on the wire.
 func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.Header, error) {
 	var p pseudo
-	h := make(http.Header, len(fields))
+	// The map grows as needed: a hint of len(fields) would let thousands
+	// of repeats of one field (cookie crumbs) preallocate thousands of
+	// entries.
+	h := make(http.Header, min(len(fields), 16))
 	// One backing array for the values of single-valued fields, as
 	// net/textproto does.
 	vals := make([]string, len(fields))
