@@ -77,9 +77,17 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 	if !validMethod(method) {
 		return nil, fmt.Errorf("http3: invalid method %q", method)
 	}
+	protocol := protocolOf(req)
+	path := req.URL.RequestURI()
+	if method != http.MethodConnect || protocol != "" {
+		// ":path ... MUST NOT be empty" and is in origin-form, or "*" for
+		// OPTIONS (RFC 9114, Section 4.3.1): the server's own rule.
+		if _, err := parseRequestPath(method, path); err != nil {
+			return nil, fmt.Errorf("http3: invalid request path %q", path)
+		}
+	}
 	fields := make([]qpack.HeaderField, 0, 8+len(req.Header))
 	fields = append(fields, qpack.HeaderField{Name: ":method", Value: method})
-	protocol := protocolOf(req)
 	switch {
 	case method == http.MethodConnect && protocol != "":
 		// RFC 9220, Section 3 (RFC 8441, Section 4): ":protocol" names the
@@ -88,14 +96,14 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 			qpack.HeaderField{Name: ":protocol", Value: protocol},
 			qpack.HeaderField{Name: ":scheme", Value: "https"},
 			qpack.HeaderField{Name: ":authority", Value: host},
-			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+			qpack.HeaderField{Name: ":path", Value: path})
 	case method == http.MethodConnect:
 		fields = append(fields, qpack.HeaderField{Name: ":authority", Value: host})
 	default:
 		fields = append(fields,
 			qpack.HeaderField{Name: ":scheme", Value: "https"},
 			qpack.HeaderField{Name: ":authority", Value: host},
-			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+			qpack.HeaderField{Name: ":path", Value: path})
 	}
 	fields = appendHeaderFields(fields, req.Header, func(k string) bool {
 		return k == "Host" || k == "Content-Length" || k == ":protocol"

@@ -3,6 +3,7 @@ package http3
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/quicstack/quic/http3/qpack"
@@ -244,4 +245,24 @@ func TestTETrailersCaseInsensitive(t *testing.T) {
 		"te: trailers, twice":   requestWith("te", "trailers", "te", "gzip"),
 		"te: trailers,trailers": requestWith("te", "trailers,trailers"),
 	})
+}
+
+// The client never generates a :path that is not origin-form (or "*" for
+// OPTIONS): a URL whose Opaque part is not a path fails the request
+// before anything is sent (RFC 9114, Section 4.1.2: "An endpoint MUST
+// NOT generate an HTTP/3 message that is malformed").
+func TestClientRefusesNonOriginPath(t *testing.T) {
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the server saw %s %s", r.Method, r.RequestURI)
+	}))
+	for _, opaque := range []string{"foo", "evil.example:443", "/a b", "/a#b"} {
+		req, _ := http.NewRequest("GET", e.url+"/", nil)
+		req.URL.Opaque = opaque
+		if resp, err := e.client.Do(req); err == nil || !strings.Contains(err.Error(), "invalid request path") {
+			if err == nil {
+				resp.Body.Close()
+			}
+			t.Errorf("Opaque %q: %v", opaque, err)
+		}
+	}
 }
