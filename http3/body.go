@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -18,6 +19,30 @@ type requestStream interface {
 	CancelRead(quic.StreamErrorCode)
 	CancelWrite(quic.StreamErrorCode)
 	CloseWrite() error
+}
+
+// streamResetError is a request stream reset by the peer (RESET_STREAM
+// or STOP_SENDING) or by this endpoint, whose message names the HTTP/3
+// code. It unwraps to the *quic.StreamError.
+type streamResetError struct{ err *quic.StreamError }
+
+func (e *streamResetError) Error() string {
+	by := "this endpoint"
+	if e.err.Remote {
+		by = "the peer"
+	}
+	return fmt.Sprintf("http3: stream %d reset by %s with %v", e.err.StreamID, by, ErrCode(e.err.Code))
+}
+
+func (e *streamResetError) Unwrap() error { return e.err }
+
+// withCodeName returns err, or a *streamResetError for a
+// *quic.StreamError.
+func withCodeName(err error) error {
+	if se, ok := err.(*quic.StreamError); ok {
+		return &streamResetError{se}
+	}
+	return err
 }
 
 // resetStream abandons both directions of a request stream with code.
@@ -99,6 +124,7 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := b.read(p)
+	err = withCodeName(err)
 	if err != nil && err != io.EOF && !b.c.isServer {
 		if b.ctx.Err() != nil {
 			// The request was cancelled: report that rather than the

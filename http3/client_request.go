@@ -387,6 +387,7 @@ func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err er
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	err = withCodeName(err)
 	var he *Error
 	if errors.As(err, &he) {
 		if he.Stream {

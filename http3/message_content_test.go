@@ -370,3 +370,39 @@ func TestClientClosesBlockedRequestBody(t *testing.T) {
 	}
 	waitBodyReleased(t, "complete early response", body)
 }
+
+// Errors that come from a reset request stream name the HTTP/3 code
+// (H3_REQUEST_CANCELLED, not 0x10c), and still unwrap to the
+// *quic.StreamError.
+func TestStreamResetErrorsNameTheCode(t *testing.T) {
+	errc := make(chan error, 1)
+	started := make(chan struct{})
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		_, err := io.ReadAll(r.Body)
+		errc <- err
+	}))
+	cc := rawConn(t, e)
+	str := openRaw(t, cc, requestWith(), dataFrames("abc"), false)
+	<-started
+	str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+	err := <-errc
+	var se *quic.StreamError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "H3_REQUEST_CANCELLED") {
+		t.Errorf("handler's body read: %v", err)
+	}
+	rs := newRawServer(t, func(s *rawStream) {
+		if s.err != nil {
+			return
+		}
+		s.str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestRejected))
+		s.str.CancelRead(quic.StreamErrorCode(ErrCodeRequestRejected))
+	})
+	tr := &Transport{TLSClientConfig: rs.tr.TLSClientConfig}
+	defer tr.Close()
+	req, _ := http.NewRequest("GET", rs.url+"/", nil)
+	_, err = tr.RoundTrip(req)
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "H3_REQUEST_REJECTED") {
+		t.Errorf("RoundTrip: %v", err)
+	}
+}
