@@ -222,6 +222,9 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 		}
 		switch {
 		case abandoned:
+			if err := watch.resetErr(); err != nil {
+				return nil, err // the peer's reset, not a cancellation
+			}
 			return nil, ctx.Err()
 		case err == qpack.ErrBlocked:
 			if !blocked {
@@ -267,6 +270,19 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 type resetWatch struct {
 	str *quic.Stream
 	br  *bufio.Reader // the stream's reader, which keeps what the watch reads
+
+	mu  sync.Mutex
+	err error // the reset seen
+}
+
+// resetErr returns the reset the watch saw, if any; a nil watch saw none.
+func (w *resetWatch) resetErr() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // start watches until stop is called, calling cancel if the peer resets
@@ -280,6 +296,9 @@ func (w *resetWatch) start(cancel func()) (stop func()) {
 			if _, err := w.br.Peek(n); err != nil {
 				var se *quic.StreamError
 				if errors.As(err, &se) && se.Remote {
+					w.mu.Lock()
+					w.err = err
+					w.mu.Unlock()
 					cancel()
 				}
 				return

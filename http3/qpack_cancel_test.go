@@ -3,7 +3,9 @@ package http3
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,5 +178,30 @@ func TestQPACKStreamCancellationAfter431(t *testing.T) {
 	str.Write(append(appendFrameHeader(nil, frameHeaders, 100000), blockedRequest...))
 	if !p.waitFor(func(_, cancels map[uint64]int, _ int) bool { return cancels[id] > 0 }) {
 		t.Fatal("no Stream Cancellation after 431")
+	}
+}
+
+// A response header section blocked on the dynamic table, whose stream
+// the server then resets, fails the request with that reset (named by its
+// HTTP/3 code), not with a cancellation the caller never asked for.
+func TestClientBlockedResponseReset(t *testing.T) {
+	rs := newRawServer(t, func(s *rawStream) {
+		if s.err != nil {
+			return
+		}
+		// Required Insert Count 1 (encoded 2), Base 1, :status 200 from
+		// the static table (index 25), then a reference to entry 0,
+		// which the server never inserts.
+		s.str.Write(appendHeadersFrame(nil, []byte{0x02, 0x00, 0xd9, 0x80}))
+		time.Sleep(50 * time.Millisecond) // let the section block first
+		s.str.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
+	})
+	tr := &Transport{TLSClientConfig: rs.tr.TLSClientConfig}
+	defer tr.Close()
+	req, _ := http.NewRequest("GET", rs.url+"/", nil)
+	_, err := tr.RoundTrip(req)
+	var se *quic.StreamError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "H3_INTERNAL_ERROR") {
+		t.Errorf("RoundTrip: %v, want the server's reset with H3_INTERNAL_ERROR", err)
 	}
 }
