@@ -56,6 +56,25 @@ func closeCode(t *testing.T, qc *quic.Conn) ErrCode {
 	return ErrCode(ae.Code)
 }
 
+// waitServerEncoderStream waits for the first instruction on the
+// server's QPACK encoder stream.
+func waitServerEncoderStream(t *testing.T, qc *quic.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		rs, err := qc.AcceptUniStream(ctx)
+		if err != nil {
+			t.Fatalf("no encoder stream from the server: %v", err)
+		}
+		b := make([]byte, 2)
+		rs.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(rs, b); err == nil && b[0] == streamTypeEncoder {
+			return
+		}
+	}
+}
+
 func settingsStream() []byte {
 	return appendSettingsFrame(appendVarint(nil, streamTypeControl), settings{})
 }
@@ -99,8 +118,12 @@ func TestControlStreamRules(t *testing.T) {
 			openUni(t, qc, settingsStream(), true)
 		}, ErrCodeClosedCriticalStream},
 		{"control stream reset", func(qc *quic.Conn) {
-			s := openUni(t, qc, settingsStream(), false)
-			time.Sleep(20 * time.Millisecond)
+			// SETTINGS with a QPACK table: the server's encoder stream
+			// sets its capacity once it has read them, so the stream is
+			// known to be the control stream before it is reset (a
+			// stream reset before its type arrives is nothing).
+			s := openUni(t, qc, appendSettingsFrame(appendVarint(nil, streamTypeControl), settings{QPACKMaxTableCapacity: 4096}), false)
+			waitServerEncoderStream(t, qc)
 			s.CancelWrite(0x100)
 		}, ErrCodeClosedCriticalStream},
 		{"encoder stream closed", func(qc *quic.Conn) {
