@@ -138,3 +138,8 @@ linkem-check:
 	@log=$$(mktemp); LINKEM_CHECK=1 $(GO) test -count=1 -v -run '^TestCheck' -timeout 10m ./internal/linkem >$$log 2>&1; \
 	s=$$?; grep -E '^\s+check_linux_test|^(--- |ok|FAIL)' $$log | sed 's/^ *check_linux_test.go:[0-9]*: //'; \
 	if [ $$s -ne 0 ]; then tail -20 $$log; fi; rm -f $$log; exit $$s
+# The HTTP/3 hostile-peer benchmarks (issue 22): what each resource attack
+# costs, against a plain GET's cost in the same run (docs/http3-hardening.md).
+.PHONY: bench-h3-hostile
+bench-h3-hostile:
+	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3

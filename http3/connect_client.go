@@ -67,11 +67,11 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 	if cc.ours.H3Datagram {
 		dgq = cc.registerDatagrams(str)
 	}
-	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
+	cancel := context.AfterFunc(ctx, func() { cc.resetStream(str, ErrCodeRequestCancelled) })
 	context.AfterFunc(str.Context(), func() { done(); cancel() })
 	resp, err := cc.readResponse(ctx, req, str, nil)
 	if err != nil {
-		resetStream(str, ErrCodeRequestCancelled)
+		cc.resetStream(str, ErrCodeRequestCancelled)
 		return nil, nil, err
 	}
 	b := resp.Body.(*body)
