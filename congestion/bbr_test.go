@@ -570,6 +570,51 @@ func TestBBRAppLimited(t *testing.T) {
 	}
 }
 
+// An application-limited flow whose flight stays within ProbeRTTCwnd()
+// measures what ProbeRTT would: "when the flow's rate is low enough for
+// long enough to drain its queue in the bottleneck ... the
+// BBR.probe_rtt_min_delay filter opportunistically picks up these
+// measurements, and the BBR.probe_rtt_min_delay estimate refreshes
+// without requiring ProbeRTT" (Section 5.3.4.2). On this path of constant
+// delay its samples equal the minimum and never undercut it, so with the
+// draft's filter alone it entered ProbeRTT every five seconds (see
+// bbr.updateMinRTT for the deviation).
+func TestBBRAppLimitedFlowSkipsProbeRTT(t *testing.T) {
+	p := newBBRTestPath(t, bbrTestRate, bbrTestDelay, 0)
+	p.appGap = 20 * time.Millisecond // 60 kB/s, two or three packets in flight
+	p.appNext = p.now
+	var log bbrPhaseLog
+	log.watch(p)
+	p.run(12*time.Second, nil)
+	for i, ph := range log.phases {
+		if ph == "probe_rtt" {
+			t.Errorf("entered ProbeRTT at %v while application-limited with %d bytes in flight at most", log.at[i], 3*p.size)
+		}
+	}
+	if since := p.now.Sub(p.b.minRTT.probeRTTMinStamp); since > 2*bbrTestDelay {
+		t.Errorf("probe_rtt_min_delay last refreshed %v ago", since)
+	}
+}
+
+// The refresh of TestBBRAppLimitedFlowSkipsProbeRTT takes samples within
+// an eighth of the estimate: when the path's delay grows by more, the
+// estimate expires and BBR.min_rtt follows, as in the draft ("min_rtt_expired
+// = Now() > BBR.min_rtt_stamp + BBR.MinRTTFilterLen", Section 5.3.4.3).
+func TestBBRAppLimitedFlowLearnsLongerDelay(t *testing.T) {
+	p := newBBRTestPath(t, bbrTestRate, bbrTestDelay, 0)
+	p.appGap = 20 * time.Millisecond
+	p.appNext = p.now
+	p.run(3*time.Second, nil)
+	if got := p.b.minRTT.minRTT; got > bbrTestDelay+bbrTestDelay/8 {
+		t.Fatalf("BBR.min_rtt %v on a %v path", got, bbrTestDelay)
+	}
+	p.delay = bbrTestDelay * 3 / 2
+	p.run(3*time.Second+bbrMinRTTFilterLen+bbrProbeRTTInterval, nil)
+	if got := p.b.minRTT.minRTT; got < p.delay {
+		t.Errorf("BBR.min_rtt %v after the path's delay grew to %v", got, p.delay)
+	}
+}
+
 // Section 5.3.1.3: Startup exits on loss in a shallow buffer, setting
 // BBR.inflight_longterm to "max(BBR.bdp, BBR.inflight_latest)".
 func TestBBRStartupExitOnLoss(t *testing.T) {

@@ -29,8 +29,11 @@ type Controller interface {
 	// ECN-CE count increased (RFC 9002, Section 7.1).
 	OnCongestionEvent(now time.Time, ev *CongestionEvent)
 	// OnAppLimited is called when the connection had nothing to send
-	// although the window allowed it: growth based on an under-used
-	// window must stop (RFC 9002, Section 7.8).
+	// although the window and the pacer allowed it, for want of
+	// application data or because flow control held it back: growth
+	// based on an under-used window must stop (RFC 9002, Section 7.8)
+	// until a packet sent fills the window. The connection calls it each
+	// time it finds nothing to send in that state.
 	OnAppLimited(now time.Time, bytesInFlight int)
 	// SetMaxDatagramSize is called when the path's maximum datagram size
 	// changes (path MTU discovery, RFC 9000, Section 14).
