@@ -152,12 +152,12 @@ func (h *SentPacketHandler) resetCongestionEvent() {
 	ev.PriorInFlight, ev.BytesInFlight = 0, 0
 }
 
-// reportCongestion passes h.ev().cong to the controller; priorInFlight is
-// the bytes in flight before the lost packets were removed.
-func (h *SentPacketHandler) reportCongestion(now time.Time, priorInFlight int) {
+// reportCongestion passes h.ev().cong to the controller with the bytes
+// in flight before and after the lost packets were removed.
+func (h *SentPacketHandler) reportCongestion(now time.Time, priorInFlight, bytesInFlight int) {
 	ev := &h.ev().cong
 	ev.PriorInFlight = priorInFlight
-	ev.BytesInFlight = h.bytesInFlight
+	ev.BytesInFlight = bytesInFlight
 	if ev.PersistentCongestion {
 		// "Endpoints SHOULD set the min_rtt to the newest RTT sample
 		// after persistent congestion is established" (RFC 9002,
@@ -325,7 +325,7 @@ func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
 		prior := h.bytesInFlight
 		h.detectLost(now, sp)
 		if len(h.ev().cong.Lost) > 0 {
-			h.reportCongestion(now, prior)
+			h.reportCongestion(now, prior, h.bytesInFlight)
 		}
 		h.compact(now, &h.spaces[sp])
 		h.setTimer(now)

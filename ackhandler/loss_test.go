@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/congestion"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -275,5 +276,52 @@ func TestPersistentCongestionAckInOtherSpace(t *testing.T) {
 	e.ack(t, start.Add(ms(1250)), SpaceApplication, last, last)
 	if c := e.cc.lastCong(); len(c.Lost) != 6 || c.PersistentCongestion {
 		t.Fatalf("lost %d, persistent congestion %v; want 6, false (Handshake packet acknowledged in between)", len(c.Lost), c.PersistentCongestion)
+	}
+}
+
+// RFC 9002, Appendix A.7: an ACK frame's losses are processed before its
+// newly acknowledged packets,
+//
+//	lost_packets = DetectAndRemoveLostPackets(pn_space)
+//	if (!lost_packets.empty()):
+//	  OnPacketsLost(lost_packets)
+//	OnPacketsAcked(newly_acked_packets)
+//
+// so the ACK that starts a recovery period does not first grow the window
+// that the recovery period then reduces: its packets were sent before the
+// period began ("Do not increase congestion window in recovery period",
+// Appendix B.5). Ten packets of 1,200 bytes fill the initial window of
+// 12,000 bytes; an ACK of the last six declares the first four lost.
+func TestAckLossesBeforeGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    congestion.ControllerFactory
+		want int
+	}{
+		// kLossReductionFactor 0.5 (RFC 9002, Section 7.3.2).
+		{"newreno", congestion.NewNewReno, 6000},
+		// β_cubic 0.7 (RFC 9438, Section 4.6).
+		{"cubic", congestion.NewCubic, 8400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rtt := congestion.NewRTTStats()
+			cc := tc.f(congestion.ControllerConfig{RTT: rtt, MaxDatagramSize: 1200})
+			e := &testEnv{rtt: rtt, fh: &fakeFrames{}}
+			e.h = New(Config{Role: wire.RoleServer, RTT: rtt, Controller: cc, Frames: e.fh,
+				DisablePacketNumberSkipping: true, DisableECN: true})
+			if w := cc.CongestionWindow(); w != 12000 {
+				t.Fatalf("initial window %d", w)
+			}
+			for range 10 {
+				e.send(t0, SpaceApplication)
+			}
+			e.ack(t, t0.Add(ms(50)), SpaceApplication, 4, 9)
+			if n := e.h.LostPackets(); n != 4 {
+				t.Fatalf("%d packets lost, want 4", n)
+			}
+			if w := cc.CongestionWindow(); w != tc.want {
+				t.Errorf("window %d after the ACK that started recovery, want %d", w, tc.want)
+			}
+		})
 	}
 }

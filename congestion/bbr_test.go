@@ -159,25 +159,18 @@ func (p *bbrTestPath) receive() {
 		keep = append(keep, pk)
 	}
 	p.pkts = append(keep, p.pkts[end:]...)
+	// As the connection's loss detection reports them (RFC 9002,
+	// Appendix A.7): the ACK's losses and CE marks first, with the
+	// acknowledged packets still in flight, then the acknowledgments.
+	acked := 0
+	for _, a := range p.acked {
+		acked += a.Bytes
+	}
 	if len(p.acked) > 0 {
 		p.rtt.Update(p.now.Sub(largestSent), 0, true)
-		prior := p.inflight
-		n := 0
-		for _, a := range p.acked {
-			n += a.Bytes
-		}
-		p.inflight -= n
-		p.delivered += int64(n)
-		p.ack = AckEvent{Acked: p.acked, AckedBytes: n, PriorInFlight: prior, BytesInFlight: p.inflight, RTT: p.rtt}
-		p.cc.OnAck(p.now, &p.ack)
-		p.check()
 	}
-	if len(p.acked) > 0 && p.ecn != nil && p.ecn(p) {
-		p.cong = CongestionEvent{ECN: true, SentTime: largestSent, PriorInFlight: p.inflight, BytesInFlight: p.inflight}
-		p.cc.OnCongestionEvent(p.now, &p.cong)
-		p.check()
-	}
-	if len(p.lost) > 0 {
+	ce := len(p.acked) > 0 && p.ecn != nil && p.ecn(p)
+	if len(p.lost) > 0 || ce {
 		prior := p.inflight
 		n := 0
 		for _, l := range p.lost {
@@ -185,9 +178,22 @@ func (p *bbrTestPath) receive() {
 		}
 		p.inflight -= n
 		p.lostBytes += int64(n)
-		p.cong = CongestionEvent{Lost: p.lost, LostBytes: n, SentTime: p.lost[len(p.lost)-1].SentTime,
-			PriorInFlight: prior, BytesInFlight: p.inflight}
+		p.cong = CongestionEvent{Lost: p.lost, LostBytes: n, ECN: ce, PriorInFlight: prior, BytesInFlight: p.inflight}
+		if len(p.lost) > 0 {
+			p.cong.SentTime = p.lost[len(p.lost)-1].SentTime
+		}
+		if ce && largestSent.After(p.cong.SentTime) {
+			p.cong.SentTime = largestSent
+		}
 		p.cc.OnCongestionEvent(p.now, &p.cong)
+		p.check()
+	}
+	if len(p.acked) > 0 {
+		prior := p.inflight
+		p.inflight -= acked
+		p.delivered += int64(acked)
+		p.ack = AckEvent{Acked: p.acked, AckedBytes: acked, PriorInFlight: prior, BytesInFlight: p.inflight, RTT: p.rtt}
+		p.cc.OnAck(p.now, &p.ack)
 		p.check()
 	}
 }
