@@ -176,6 +176,14 @@ type spaceState struct {
 	// lastAckedSentTime is the latest send time of an acknowledged
 	// packet, for persistent congestion across spaces.
 	lastAckedSentTime time.Time
+	// lostRunStart, if not zero, is the send time of the earliest lost
+	// packet of a run, that persistent congestion can count, whose
+	// records compaction removed with no acknowledged packet after it:
+	// detectLost continues the run from the ring's first record.
+	// lostRunPN is that packet's number: an acknowledgment of a packet
+	// from it to the ring's first record ends the run too.
+	lostRunStart time.Time
+	lostRunPN    wire.PacketNumber
 
 	ecnCounts          wire.ECNCounts // counts of the last validated ACK frame
 	ect0Sent, ect1Sent uint64
@@ -372,6 +380,17 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	if space == SpaceHandshake {
 		h.handshakeAckReceived = true
 	}
+	if !s.lostRunStart.IsZero() {
+		// A late acknowledgment of a packet whose record is gone, sent
+		// during the lost run that compaction carried, ends the run
+		// (detectLost): that packet, or the first, was not lost.
+		for _, r := range f.Ranges {
+			if r.Largest >= s.lostRunPN && r.Smallest < s.packets.headPN {
+				s.lostRunStart = time.Time{}
+				break
+			}
+		}
+	}
 	largestIncreased := largest > s.largestAcked
 	if largestIncreased {
 		s.largestAcked = largest
@@ -565,6 +584,11 @@ func (h *SentPacketHandler) compact(now time.Time, s *spaceState) {
 				return
 			}
 			h.ecn.onLostExpired(e.ECN)
+			if s.lostRunStart.IsZero() && h.countsForPersistentCongestion(e) {
+				s.lostRunStart, s.lostRunPN = e.SentTime, e.PacketNumber
+			}
+		case e.state == sentAcked:
+			s.lostRunStart = time.Time{} // the run ends (detectLost)
 		}
 		s.packets.popFront()
 	}

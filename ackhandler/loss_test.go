@@ -242,7 +242,16 @@ func TestPersistentCongestionDurationAndAckEliciting(t *testing.T) {
 }
 
 // Persistent congestion is also established by time threshold loss on
-// the timer.
+// the timer, from packets declared lost by different detection passes:
+// packet 1 (at +0) is lost by the ACK at once, packet 2 (at +1000ms) by
+// the timer a little later, and nothing sent between them was
+// acknowledged. "A sender establishes persistent congestion after the
+// receipt of an acknowledgment if two packets that are ack-eliciting are
+// declared lost" (RFC 9002, Section 7.6.2): the two need not be declared
+// by the same pass, and only one pass ever sees them both when the first
+// was lost by the packet threshold and the second waits for the time
+// threshold. Packet 1's record is gone by then (kept two PTOs after it
+// was sent, compact).
 func TestPersistentCongestionOnLossTimer(t *testing.T) {
 	e, now := setupPersistent(t)
 	start := now
@@ -250,12 +259,36 @@ func TestPersistentCongestionOnLossTimer(t *testing.T) {
 	e.send(start.Add(ms(1000)), SpaceApplication)
 	last := e.send(start.Add(ms(1000)), SpaceApplication)
 	e.ack(t, start.Add(ms(1100)), SpaceApplication, last, last)
-	// Packet 1 (at +0) is lost at once by time; packet 2 (at +1000ms)
-	// later by the timer.
+	if c := e.cc.lastCong(); len(c.Lost) != 1 || c.PersistentCongestion {
+		t.Fatalf("ACK's loss: %+v", c)
+	}
 	e.h.OnLossDetectionTimeout(e.h.LossDetectionDeadline())
 	c := e.cc.lastCong()
-	if len(c.Lost) != 1 || c.PersistentCongestion {
-		t.Fatalf("timer loss: %+v", c)
+	if len(c.Lost) != 1 || !c.PersistentCongestion {
+		t.Fatalf("timer loss: lost %d, persistent congestion %v; want 1, true", len(c.Lost), c.PersistentCongestion)
+	}
+}
+
+// The same across passes with a packet sent between the two lost ones,
+// declared lost by the first pass and then acknowledged late: "none of
+// the packets sent between the send times of these two packets are
+// acknowledged" no longer holds.
+func TestPersistentCongestionAcrossPassesBrokenByAck(t *testing.T) {
+	e, now := setupPersistent(t)
+	start := now
+	e.send(start, SpaceApplication)                     // 1, lost by the first ACK
+	mid := e.send(start.Add(ms(500)), SpaceApplication) // 2, lost by it too, acknowledged later
+	e.send(start.Add(ms(1000)), SpaceApplication)       // 3, lost by the timer
+	e.send(start.Add(ms(1000)), SpaceApplication)       // 4, lost by the timer
+	last := e.send(start.Add(ms(1001)), SpaceApplication)
+	e.ack(t, start.Add(ms(1100)), SpaceApplication, last, last)
+	if c := e.cc.lastCong(); len(c.Lost) != 2 || c.PersistentCongestion {
+		t.Fatalf("ACK's loss: %+v", c)
+	}
+	e.ack(t, start.Add(ms(1105)), SpaceApplication, mid, mid, last, last)
+	e.h.OnLossDetectionTimeout(e.h.LossDetectionDeadline())
+	if c := e.cc.lastCong(); len(c.Lost) != 2 || c.PersistentCongestion {
+		t.Fatalf("timer loss: lost %d, persistent congestion %v; want 2, false (packet 2 acknowledged)", len(c.Lost), c.PersistentCongestion)
 	}
 }
 
