@@ -256,6 +256,7 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	// "An endpoint restarts its idle timer when a packet from its peer is
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)
+	c.idleRestartOnSend = true
 }
 
 // bufferUndecryptable keeps a copy of a packet whose keys are not yet

@@ -326,6 +326,14 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	if ackEliciting {
 		c.lastAckEliciting = now
+		if c.idleRestartOnSend {
+			// "An endpoint also restarts its idle timer when sending an
+			// ack-eliciting packet if no other ack-eliciting packets
+			// have been sent since last receiving and processing a
+			// packet." (RFC 9000, Section 10.1)
+			c.idleRestartOnSend = false
+			c.resetIdleTimer(now)
+		}
 	}
 	return b[:start+len(sealed)]
 }

@@ -115,6 +115,10 @@ type connState struct {
 	lastActivity time.Time
 	pingToSend   bool
 	idleReleased bool
+	// idleRestartOnSend: a packet was received and processed since the
+	// last ack-eliciting packet sent, which restarts the idle timer when
+	// it goes (RFC 9000, Section 10.1).
+	idleRestartOnSend bool
 
 	// Closing (RFC 9000, Section 10.2).
 	closeState  closeState

@@ -101,10 +101,12 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 }
 
-// resetIdleTimer restarts the idle timer after receiving a packet: "To
+// resetIdleTimer restarts the idle timer after receiving a packet, or
+// sending the first ack-eliciting packet after one (sealPacket): "To
 // avoid excessively small idle timeout periods, endpoints MUST increase the
 // idle timeout period to be at least three times the current Probe Timeout
-// (PTO)" (RFC 9000, Section 10.1).
+// (PTO)" (RFC 9000, Section 10.1). During the handshake it restarts the
+// handshake's idle timeout the same way.
 func (c *connState) resetIdleTimer(now time.Time) {
 	if c.idleTimeout <= 0 {
 		c.idleDeadline = time.Time{}
