@@ -51,10 +51,28 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 	// the Initial space is gone its packets are dropped anyway, and small
 	// datagrams (acknowledgments, most of all) take no extra look.
 	small := c.role == wire.RoleServer && len(d) < minInitialPacketSize && !c.spaces[ackhandler.SpaceInitial].discarded
-	for len(d) > 0 {
+	var firstDstConnID wire.ConnectionID
+	for i := 0; len(d) > 0; i++ {
 		pkt, rest, err := wire.NextPacket(d, c.localConnID.Len())
 		if err != nil {
 			return
+		}
+		if i > 0 || len(rest) > 0 {
+			// "Receivers SHOULD ignore any subsequent packets with a
+			// different Destination Connection ID than the first packet
+			// in the datagram." (RFC 9000, Section 12.2) A datagram of
+			// one packet, as nearly all are, needs no look.
+			dcid, err := wire.ParseDestConnectionID(pkt, c.localConnID.Len())
+			if err != nil {
+				return
+			}
+			if i == 0 {
+				firstDstConnID = dcid
+			} else if dcid != firstDstConnID {
+				c.traceDrop(packetTypeOf(pkt), len(pkt), DropUnknownConnection)
+				d = rest
+				continue
+			}
 		}
 		if small {
 			if pt, err := wire.PacketTypeOf(pkt); err == nil && pt == wire.PacketTypeInitial {
@@ -128,6 +146,10 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	}
 	hdr, pnOff, err := wire.ParseLongHeader(pkt)
 	if err != nil || !hdr.Version.IsSupported() {
+		return
+	}
+	if c.role == wire.RoleClient && !c.acceptsServerLongHeader(typ, len(hdr.Token), hdr.SrcConnID) {
+		c.traceDrop(typ, len(pkt), DropInvalid)
 		return
 	}
 	var space ackhandler.Space
@@ -213,6 +235,27 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	}
 	c.rxDstConnID = hdr.DstConnID
 	c.processPayload(now, space, typ, pn, payload, ecn)
+}
+
+// acceptsServerLongHeader reports whether a client may process a long
+// header packet of type typ from the server, given its Token's length and
+// Source Connection ID, before removing its protection:
+//
+//   - "Initial packets sent by the server MUST set the Token Length field
+//     to 0; clients that receive an Initial packet with a non-zero Token
+//     Length field MUST either discard the packet or generate a connection
+//     error of type PROTOCOL_VIOLATION" (RFC 9000, Section 17.2.2); it is
+//     discarded, so that an injected Initial cannot end the connection,
+//     and its Source Connection ID is not taken;
+//   - "Once a client has received a valid Initial packet from the server,
+//     it MUST discard any subsequent packet it receives on that
+//     connection with a different Source Connection ID" (RFC 9000,
+//     Section 7.2).
+func (c *connState) acceptsServerLongHeader(typ wire.PacketType, tokenLen int, srcConnID wire.ConnectionID) bool {
+	if typ == wire.PacketTypeInitial && tokenLen > 0 {
+		return false
+	}
+	return !c.receivedInitial() || srcConnID == c.peerConnID
 }
 
 // processPayload handles the frames of a decrypted packet and records it
