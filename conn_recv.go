@@ -129,6 +129,14 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 	}
 	c.rxDstConnID = wire.NewConnectionID(pkt[1:pnOff])
 	c.processPayload(now, ackhandler.SpaceApplication, wire.PacketType1RTT, pn, payload, ecn)
+	if c.zeroRTTOpen != nil && c.zeroRTTDiscard.IsZero() {
+		// "After receiving a 1-RTT packet, servers MUST discard 0-RTT
+		// keys within a short time; the RECOMMENDED time period is
+		// three times the Probe Timeout (PTO)" (RFC 9001, Section
+		// 4.9.3): until then they read 0-RTT packets reordered behind
+		// 1-RTT ones.
+		c.zeroRTTDiscard = now.Add(3 * c.rtt.PTO(true))
+	}
 }
 
 func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {

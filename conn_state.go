@@ -68,6 +68,10 @@ type connState struct {
 	appSuite    uint16
 	zeroRTTSeal *handshake.Sealer
 	zeroRTTOpen *handshake.Opener
+	// zeroRTTDiscard is when a server discards zeroRTTOpen, three PTOs
+	// after the first 1-RTT packet (RFC 9001, Section 4.9.3); zero
+	// before it.
+	zeroRTTDiscard time.Time
 
 	rtt    *congestion.RTTStats
 	cc     congestion.Controller
