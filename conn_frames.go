@@ -66,6 +66,7 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		return c.streams.handleMaxStreamData(f.MaxStreamData)
 	case t == wire.FrameTypeMaxStreamsBidi || t == wire.FrameTypeMaxStreamsUni:
 		c.streams.handleMaxStreams(f.MaxStreams)
+		c.releaseHeldStreams()
 		return nil
 	case t == wire.FrameTypeDataBlocked:
 		c.connRecv.OnBlockedReceived(f.DataBlocked.MaximumData)

@@ -58,6 +58,12 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		return b
 	}
 	limit := c.maxDatagramSize
+	if c.earlyParams != nil && c.earlyParams.MaxUDPPayloadSize < uint64(limit) {
+		// While 0-RTT packets may be sent, datagrams stay within the
+		// remembered max_udp_payload_size (RFC 9000, Section 7.4.1;
+		// conn_early.go).
+		limit = int(c.earlyParams.MaxUDPPayloadSize)
+	}
 	if !c.addressValidated {
 		// "Prior to validating the client address, servers MUST NOT send
 		// more than three times as many bytes as the number of bytes they
@@ -125,7 +131,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		}
 	}
 	if len(b) == 0 {
-		if mode == sendAny && limit == c.maxDatagramSize {
+		if mode == sendAny && limit == c.maxDatagramSize && c.earlyParams == nil {
 			c.onNothingToSend(now)
 		}
 		return nil

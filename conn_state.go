@@ -163,6 +163,10 @@ type connState struct {
 	earlyParams  *wire.TransportParameters // client: the remembered server limits in force during 0-RTT
 	rxPacketType wire.PacketType           // type of the packet being processed
 	rxNewCrypto  bool                      // the packet being processed advanced its space's CRYPTO stream
+	// heldStreams, on a client whose 0-RTT was rejected, are the streams
+	// it opened beyond the server's real stream limit, which send nothing
+	// until the limit rises (conn_early.go).
+	heldStreams []*stream
 
 	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send
 	// (minted for newTokenFor when the frame is first built, so that a
@@ -549,7 +553,7 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 		if write {
 			c.zeroRTTSeal, err = handshake.NewSealer(ev.Suite, c.firstVersion, ev.Data)
 			if err == nil {
-				c.onEarlyDataOffered()
+				c.onEarlyDataOffered(now)
 			}
 		} else {
 			c.zeroRTTOpen, err = handshake.NewOpener(ev.Suite, c.firstVersion, ev.Data)
@@ -654,8 +658,11 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 		}
 	}
 	c.rtt.SetMaxAckDelay(p.MaxAckDelay)
-	c.connSend.OnMaxData(p.InitialMaxData)
-	c.streams.onPeerParams(p)
+	if c.earlyParams == nil {
+		// A client that may still send 0-RTT packets keeps the
+		// remembered limits until the handshake completes (end0RTT).
+		c.applyPeerLimits()
+	}
 	if p.MaxUDPPayloadSize < uint64(c.maxDatagramSize) {
 		c.maxDatagramSize = int(p.MaxUDPPayloadSize)
 	}
@@ -675,6 +682,14 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 	return nil
 }
 
+// applyPeerLimits puts the flow-control and stream limits of the peer's
+// transport parameters in force.
+func (c *connState) applyPeerLimits() {
+	c.connSend.OnMaxData(c.peerParams.InitialMaxData)
+	c.streams.onPeerParams(c.peerParams)
+	c.releaseHeldStreams()
+}
+
 func (c *connState) onHandshakeComplete(now time.Time) {
 	c.handshakeComplete = true
 	c.used0RTT = c.tls.EarlyDataAccepted()
@@ -682,6 +697,7 @@ func (c *connState) onHandshakeComplete(now time.Time) {
 		// "a client MUST NOT send 0-RTT packets once it starts processing
 		// 1-RTT packets" (RFC 9001, Section 4.1.4 / 5.6)
 		c.zeroRTTSeal = nil
+		c.end0RTT()
 	}
 	c.events.handshakeComplete = true
 	c.handshakeTimeout = time.Time{}

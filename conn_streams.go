@@ -409,6 +409,9 @@ func (m *streamsMap) noteAttention(s *stream, wake bool) {
 
 // markSendable queues s for sending. Connection goroutine only.
 func (m *streamsMap) markSendable(s *stream) {
+	if s.held {
+		return // beyond the peer's stream limit (releaseHeld)
+	}
 	if !s.inSendable {
 		s.inSendable = true
 		m.pushSendable(s)

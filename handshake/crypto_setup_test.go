@@ -611,3 +611,49 @@ func TestSessionTicketOnlyToResumingClients(t *testing.T) {
 		}
 	}
 }
+
+// RFC 9000, Section 7.4.1: "A client that attempts to send 0-RTT data MUST
+// remember all other transport parameters used by the server that it is
+// able to process" (all but ack_delay_exponent, max_ack_delay,
+// initial_source_connection_id, original_destination_connection_id,
+// preferred_address, retry_source_connection_id and
+// stateless_reset_token): max_idle_timeout, max_udp_payload_size,
+// disable_active_migration and grease_quic_bit were not kept.
+func TestRememberedParamsKeepAllOthers(t *testing.T) {
+	p := testParams(wire.RoleServer)
+	p.MaxIdleTimeout = 7 * time.Second
+	p.MaxUDPPayloadSize = 1350
+	p.DisableActiveMigration = true
+	p.GreaseQUICBit = true
+	p.MaxDatagramFrameSize = 1200
+	p.ActiveConnectionIDLimit = 4
+	// Parameters the client must not remember take other values.
+	p.AckDelayExponent, p.MaxAckDelay = 10, 100*time.Millisecond
+	p.StatelessResetToken, p.HasStatelessResetToken = wire.StatelessResetToken{1}, true
+	r := RememberParams(&p)
+	got, ok := findRememberedParams(&tls.SessionState{Extra: [][]byte{r.marshal()}})
+	if !ok || got != r {
+		t.Fatalf("round trip gave %+v, %v; want %+v", got, ok, r)
+	}
+	tp := got.TransportParameters()
+	if tp.MaxIdleTimeout != p.MaxIdleTimeout || tp.MaxUDPPayloadSize != p.MaxUDPPayloadSize ||
+		!tp.DisableActiveMigration || !tp.GreaseQUICBit || tp.MaxDatagramFrameSize != 1200 || tp.ActiveConnectionIDLimit != 4 {
+		t.Errorf("remembered transport parameters %+v", tp)
+	}
+	// "A client MUST NOT use remembered values for the following
+	// parameters: ack_delay_exponent, max_ack_delay, ...
+	// stateless_reset_token."
+	if d := wire.DefaultTransportParameters(); tp.AckDelayExponent != d.AckDelayExponent || tp.MaxAckDelay != d.MaxAckDelay || tp.HasStatelessResetToken {
+		t.Errorf("parameters the client must not remember: %+v", tp)
+	}
+	// "A server MAY store and recover the previously sent values of the
+	// max_idle_timeout, max_udp_payload_size, and disable_active_migration
+	// parameters and reject 0-RTT if it selects smaller values. ...
+	// lowering the max_udp_payload_size could result in dropped packets":
+	// a client sends 0-RTT datagrams as large as the remembered value.
+	smaller := r
+	smaller.MaxUDPPayloadSize = 1252
+	if r.AllowsEarlyDataUnder(smaller) || !smaller.AllowsEarlyDataUnder(r) {
+		t.Error("AllowsEarlyDataUnder ignores max_udp_payload_size")
+	}
+}
