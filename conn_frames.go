@@ -194,13 +194,16 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto, Reason: "CRYPTO data beyond buffer"}
 	}
 	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
+	if err := c.checkCryptoLevel(level, cr.highest(), f); err != nil {
+		return err
+	}
 	if data, ok := cr.inOrder(f.Offset, f.Data); ok {
 		// In order with nothing buffered, as nearly always: TLS takes
 		// the data from the packet (it copies what it keeps), and the
 		// stream's buffer is never made.
 		if len(data) > 0 {
 			c.rxNewCrypto = true
-			if err := c.tls.HandleCrypto(level, data); err != nil {
+			if err := c.handleTLSData(level, data); err != nil {
 				return err
 			}
 			cr.skip(len(data))
@@ -220,7 +223,7 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 			if len(part) == 0 {
 				continue
 			}
-			if err := c.tls.HandleCrypto(level, part); err != nil {
+			if err := c.handleTLSData(level, part); err != nil {
 				return err
 			}
 			cr.consume(len(part))

@@ -163,6 +163,9 @@ type connState struct {
 	earlyParams  *wire.TransportParameters // client: the remembered server limits in force during 0-RTT
 	rxPacketType wire.PacketType           // type of the packet being processed
 	rxNewCrypto  bool                      // the packet being processed advanced its space's CRYPTO stream
+	// cryptoReadLevel is the encryption level TLS reads at
+	// (conn_tls_checks.go).
+	cryptoReadLevel handshake.EncryptionLevel
 	// heldStreams, on a client whose 0-RTT was rejected, are the streams
 	// it opened beyond the server's real stream limit, which send nothing
 	// until the limit rises (conn_early.go).
@@ -243,6 +246,9 @@ type packetSpace struct {
 type cryptoStream struct {
 	recv recvBuffer
 	send sendBuffer
+	// partial, in the application space, is a post-handshake TLS message
+	// received in part (conn_tls_checks.go).
+	partial []byte
 }
 
 // cryptoStream returns the space's CRYPTO stream, making it if needed.
@@ -535,6 +541,11 @@ func (c *connState) spaceForLevel(l handshake.EncryptionLevel) *packetSpace {
 func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 	write := ev.Kind == handshake.EventWriteSecret
 	c.traceKeyInstalled(ev.Level, write)
+	if !write && ev.Level != handshake.LevelEarlyData {
+		if err := c.onReadLevel(ev.Level); err != nil {
+			return err
+		}
+	}
 	switch ev.Level {
 	case handshake.LevelHandshake:
 		sp := &c.spaces[ackhandler.SpaceHandshake]

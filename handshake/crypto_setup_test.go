@@ -657,3 +657,65 @@ func TestRememberedParamsKeepAllOthers(t *testing.T) {
 		t.Error("AllowsEarlyDataUnder ignores max_udp_payload_size")
 	}
 }
+
+// RFC 9001, Section 4.1.3: "When TLS provides keys for a higher encryption
+// level, if there is data from a previous encryption level that TLS has
+// not consumed, this MUST be treated as a connection error of type
+// PROTOCOL_VIOLATION." crypto/tls reports it, and data at a level it does
+// not read, as internal errors without a type; toTransportError knows them
+// by their text, which this test pins: a ServerHello followed by more
+// Initial data, and Handshake data before the ServerHello.
+func TestCryptoErrorsOfPreviousLevel(t *testing.T) {
+	pki := newTestPKI(t)
+	start := func() (c, s *endpoint) {
+		ccs, err := NewClient(&Config{TLS: mustPrepare(t, pki.clientTLS()), Params: testParams(wire.RoleClient)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scs, err := NewServer(&Config{TLS: mustPrepare(t, pki.serverTLS()), Params: testParams(wire.RoleServer)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, s = newEndpoint(t, ccs), newEndpoint(t, scs)
+		if err := ccs.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := scs.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.drain(s)
+		if err := scs.HandleCrypto(LevelInitial, s.inbox[LevelInitial]); err != nil {
+			t.Fatal(err)
+		}
+		s.drain(c)
+		if len(c.inbox[LevelInitial]) == 0 {
+			t.Fatal("no ServerHello")
+		}
+		return c, s
+	}
+	isViolation := func(err error) bool {
+		var te *wire.TransportError
+		return errors.As(err, &te) && te.Code == wire.ProtocolViolation
+	}
+
+	c, _ := start()
+	err := c.cs.HandleCrypto(LevelInitial, append(c.inbox[LevelInitial], tlsMessageBytes(2, []byte{1, 2, 3})...))
+	for err == nil {
+		var ev Event
+		if ev, err = c.cs.NextEvent(); ev.Kind == EventNone {
+			break
+		}
+	}
+	if !isViolation(err) {
+		t.Errorf("ServerHello with more Initial data after it: %v, want PROTOCOL_VIOLATION", err)
+	}
+
+	c, _ = start()
+	if err := c.cs.HandleCrypto(LevelHandshake, c.inbox[LevelHandshake]); !isViolation(err) {
+		t.Errorf("Handshake data before the ServerHello: %v, want PROTOCOL_VIOLATION", err)
+	}
+}
+
+func tlsMessageBytes(typ byte, body []byte) []byte {
+	return append([]byte{typ, byte(len(body) >> 16), byte(len(body) >> 8), byte(len(body))}, body...)
+}
