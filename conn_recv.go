@@ -121,6 +121,7 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 			return
 		}
 		c.traceDrop(wire.PacketType1RTT, len(pkt), DropDecryptionFailure)
+		c.onAuthFailure(now, err, true)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], false); err != nil {
@@ -209,6 +210,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	payload, err := open.Open(pkt, pnOff, pnLen, pn)
 	if err != nil {
 		c.traceDrop(typ, len(pkt), DropDecryptionFailure)
+		c.onAuthFailure(now, err, false)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], true); err != nil {

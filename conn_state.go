@@ -72,6 +72,12 @@ type connState struct {
 	// after the first 1-RTT packet (RFC 9001, Section 4.9.3); zero
 	// before it.
 	zeroRTTDiscard time.Time
+	// aeadFailures counts the received packets of the Initial, 0-RTT and
+	// Handshake levels that failed authentication (1-RTT keys count
+	// their own), and integrityLimit is the limit on all of them
+	// together, of the AEAD selected (conn_aead_limit.go).
+	aeadFailures   uint64
+	integrityLimit uint64
 
 	rtt    *congestion.RTTStats
 	cc     congestion.Controller
@@ -340,6 +346,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		addressValidated: role == wire.RoleClient || p.addressValidated,
 		rtt:              congestion.NewRTTStats(),
 		retryToken:       p.token,
+		integrityLimit:   handshake.AESGCMIntegrityLimit, // Initial packets' AEAD (conn_aead_limit.go)
 		newTokenFor:      p.newToken,
 		tokenKey:         p.tokenKey,
 		obs:              connObs{t: p.tracer},
@@ -548,6 +555,7 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 	}
 	switch ev.Level {
 	case handshake.LevelHandshake:
+		c.setIntegrityLimit(ev.Suite)
 		sp := &c.spaces[ackhandler.SpaceHandshake]
 		var err error
 		if write {
