@@ -96,6 +96,15 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 // connection.
 func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
 	c.obs.rxSize = len(pkt)
+	if !wire.FixedBitSet(pkt[0]) && !isVersionNegotiation(pkt) {
+		// "Fixed Bit: The next bit (0x40) of byte 0 is set to 1. Packets
+		// containing a zero value for this bit are not valid packets in
+		// this version and MUST be discarded." (RFC 9000, Sections
+		// 17.2 and 17.3.1) This endpoint does not send grease_quic_bit,
+		// which alone would allow a zero (RFC 9287, Section 3).
+		c.traceDrop(packetTypeOf(pkt), len(pkt), DropInvalid)
+		return
+	}
 	if wire.IsLongHeader(pkt[0]) {
 		c.handleLongHeaderPacket(now, pkt, ecn, buffer)
 		return
@@ -310,6 +319,13 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)
 	c.idleRestartOnSend = true
+}
+
+// isVersionNegotiation reports whether pkt is a Version Negotiation
+// packet: a long header with version 0, which has no Fixed Bit (RFC 9000,
+// Section 17.2.1).
+func isVersionNegotiation(pkt []byte) bool {
+	return wire.IsLongHeader(pkt[0]) && len(pkt) >= 5 && pkt[1]|pkt[2]|pkt[3]|pkt[4] == 0
 }
 
 // bufferUndecryptable keeps a copy of a packet whose keys are not yet

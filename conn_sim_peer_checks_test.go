@@ -151,3 +151,46 @@ func TestSimAckFrequencyNotNegotiated(t *testing.T) {
 		})
 	}
 }
+
+// RFC 9000, Sections 17.2 and 17.3.1: "Fixed Bit: The next bit (0x40) of
+// byte 0 is set to 1. Packets containing a zero value for this bit are
+// not valid packets in this version and MUST be discarded." This endpoint
+// does not send grease_quic_bit (RFC 9287), so a peer may not clear it.
+// The packets are protected with the bit cleared, so that they would
+// otherwise authenticate.
+func TestSimFixedBitZeroDiscarded(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 134)
+	runUntilClientHasHandshakeKeys(t, p)
+	c, s := p.client.c, p.server.c
+	seal := func(sp ackhandler.Space) ([]byte, wire.PacketNumber) {
+		pt, _ := s.packetTypeFor(sp)
+		pn, pnLen := s.sent.NextPacketNumber(sp)
+		var b []byte
+		if pt == wire.PacketType1RTT {
+			h := wire.ShortHeader{DstConnID: s.peerIDs.active(), KeyPhase: s.oneRTT.KeyPhase() == 1}
+			b = h.Append(make([]byte, 0, 1500), pn, pnLen)
+		} else {
+			h := wire.LongHeader{Type: pt, Version: s.version, DstConnID: s.peerIDs.active(), SrcConnID: s.localConnID}
+			b = h.Append(make([]byte, 0, 1500), pn, pnLen)
+		}
+		b[0] &^= 0x40
+		pnOff := len(b) - pnLen
+		b = append(b, byte(wire.FrameTypePing), 0, 0, 0, 0)
+		return s.sealPacket(p.sim.Now(), b, 0, pnOff, pnLen, pn, sp, pt, false, false), pn
+	}
+	d, pn := seal(ackhandler.SpaceHandshake)
+	c.handleDatagram(p.sim.Now(), d, ackhandler.NotECT)
+	if c.spaces[ackhandler.SpaceHandshake].recv.LargestReceived() == pn {
+		t.Error("a Handshake packet with a zero Fixed Bit was processed")
+	}
+	p.connect(t)
+	d, _ = seal(ackhandler.SpaceApplication)
+	before := c.packetsReceived
+	c.handleDatagram(p.sim.Now(), d, ackhandler.NotECT)
+	if c.packetsReceived != before {
+		t.Error("a 1-RTT packet with a zero Fixed Bit was processed")
+	}
+	if c.closeState != stateActive {
+		t.Fatalf("client closed: %v", c.closeErr)
+	}
+}
