@@ -175,8 +175,16 @@ func TestSim0RTTUnderRememberedLimits(t *testing.T) {
 		return c.spaces[ackhandler.SpaceHandshake].open != nil && p.server.c != nil && p.server.c.params != nil
 	})
 	params := *p.server.c.params
+	// "A client MUST NOT use remembered values for the following
+	// parameters: ack_delay_exponent, max_ack_delay, ... The client MUST
+	// use the server's new values in the handshake instead": they apply
+	// at once.
+	params.AckDelayExponent, params.MaxAckDelay = 5, 40*time.Millisecond
 	if err := c.applyPeerParams(p.sim.Now(), &params); err != nil {
 		t.Fatalf("applyPeerParams: %v", err)
+	}
+	if c.rtt.MaxAckDelay() != 40*time.Millisecond || c.peerParams.AckDelayExponent != 5 {
+		t.Errorf("max_ack_delay %v, ack_delay_exponent %d during 0-RTT; want the server's new 40 ms and 5", c.rtt.MaxAckDelay(), c.peerParams.AckDelayExponent)
 	}
 	if s, _, _ := c.streams.openStream(true); s != nil {
 		t.Errorf("opened stream %d in 0-RTT beyond the remembered limit of 2", s.id)
@@ -200,8 +208,16 @@ func TestSim0RTTUnderRememberedLimits(t *testing.T) {
 	if n := watch.total(); n > 3000 || n == 0 {
 		t.Errorf("%d bytes of 0-RTT stream data, want some and no more than the remembered 3000", n)
 	}
-	// The handshake completes; the rest goes in 1-RTT packets.
+	// The handshake completes; the rest goes in 1-RTT packets: "A client
+	// MUST NOT send 0-RTT packets once it starts processing 1-RTT packets
+	// from the server" (RFC 9000, Section 17.2.3).
 	p.client.dropIn = nil
+	p.client.dropOut = func(_ time.Time, d []byte) bool {
+		if c.handshakeComplete && hasPacketType(d, wire.PacketType0RTT) {
+			t.Error("a 0-RTT packet sent after the handshake completed")
+		}
+		return false
+	}
 	var readers []*patternReader
 	p.run(t, 10*time.Second, func() bool {
 		for _, w := range writers {

@@ -100,3 +100,60 @@ func TestSimIdleTimerNotRestartedBySendsAlone(t *testing.T) {
 		t.Fatalf("client ended with %v, want an idle timeout", c.closeErr)
 	}
 }
+
+// RFC 9000, Section 10.1: "Each endpoint advertises a max_idle_timeout,
+// but the effective value at an endpoint is computed as the minimum of
+// the two advertised values". The client advertises 10 s, the server
+// 30 s: both close after 10 s of silence, not 30.
+func TestSimIdleTimeoutMinimumOfBoth(t *testing.T) {
+	ctls, stls := testTLS(t)
+	p := newSimPairOpts(t, testLink, 122, simPairOpts{
+		client: &Config{MaxIdleTimeout: 10 * time.Second}, server: &Config{MaxIdleTimeout: 30 * time.Second},
+		ctls: ctls, stls: stls,
+	})
+	p.connect(t)
+	start := p.sim.Now()
+	for _, c := range []*connState{p.client.c, p.server.c} {
+		if c.idleTimeout != 10*time.Second {
+			t.Errorf("%v: idle timeout %v, want 10 s", c.role, c.idleTimeout)
+		}
+	}
+	p.run(t, 20*time.Second, p.bothClosed)
+	if d := p.sim.Now().Sub(start); d < 10*time.Second || d > 11*time.Second {
+		t.Errorf("closed %v after the handshake, want just over 10 s", d)
+	}
+	for _, c := range []*connState{p.client.c, p.server.c} {
+		if _, ok := c.closeErr.(*IdleTimeoutError); !ok {
+			t.Errorf("%v closed with %v", c.role, c.closeErr)
+		}
+	}
+}
+
+// RFC 9000, Section 10.1: "To avoid excessively small idle timeout
+// periods, endpoints MUST increase the idle timeout period to be at least
+// three times the current Probe Timeout (PTO)." On a path with a 2 s round
+// trip the PTO is over 2 s: with an idle timeout of 3 s, the client closes
+// no sooner than three PTOs after the last datagram it received.
+func TestSimIdleTimeoutAtLeastThreePTO(t *testing.T) {
+	link := linkWith(func(l *netsim.LinkConfig) { l.Delay = time.Second })
+	p := newSimPair(t, link, &Config{MaxIdleTimeout: 3 * time.Second, HandshakeIdleTimeout: 20 * time.Second}, 123)
+	var last time.Time // when the client last received a datagram
+	p.client.dropIn = func(now time.Time, _ *netsim.Datagram) bool {
+		last = now
+		return false
+	}
+	p.connect(t)
+	c := p.client.c
+	p.run(t, time.Minute, func() bool { return c.closeState == stateClosed })
+	if _, ok := c.closeErr.(*IdleTimeoutError); !ok {
+		t.Fatalf("closed with %v", c.closeErr)
+	}
+	pto := c.rtt.PTO(true)
+	if pto < 2*time.Second {
+		t.Fatalf("PTO %v on a 2 s round trip", pto)
+	}
+	// The run loop looks every millisecond.
+	if d := p.sim.Now().Sub(last); d < 3*pto-time.Millisecond {
+		t.Errorf("closed %v after the last datagram received, before three PTOs (%v)", d, 3*pto)
+	}
+}

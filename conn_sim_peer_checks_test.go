@@ -75,7 +75,8 @@ func TestSimClientDiscardsOtherSourceConnID(t *testing.T) {
 // the Token Length field to 0; clients that receive an Initial packet
 // with a non-zero Token Length field MUST either discard the packet or
 // generate a connection error of type PROTOCOL_VIOLATION." The client
-// discards it, and does not take its Source Connection ID.
+// discards it, and does not take its Source Connection ID; the server's
+// own Initial packets have no token.
 func TestSimClientDiscardsServerInitialWithToken(t *testing.T) {
 	p := newSimPair(t, testLink, nil, 131)
 	c := p.client.c
@@ -93,8 +94,28 @@ func TestSimClientDiscardsServerInitialWithToken(t *testing.T) {
 	if c.closeState != stateActive {
 		t.Fatalf("client closed: %v", c.closeErr)
 	}
-	p.client.dropIn = nil
+	// The server's own Initial packets carry no token.
+	initials := 0
+	p.client.dropIn = func(_ time.Time, d *netsim.Datagram) bool {
+		for b := d.Payload; len(b) > 0 && wire.IsLongHeader(b[0]); {
+			pkt, rest, err := wire.NextPacket(b, 8)
+			if err != nil {
+				break
+			}
+			if hdr, _, err := wire.ParseLongHeader(pkt); err == nil && hdr.Type == wire.PacketTypeInitial {
+				initials++
+				if len(hdr.Token) > 0 {
+					t.Errorf("the server sent an Initial with a %d-byte token", len(hdr.Token))
+				}
+			}
+			b = rest
+		}
+		return false
+	}
 	p.connect(t)
+	if initials == 0 {
+		t.Error("no server Initial seen")
+	}
 }
 
 // RFC 9000, Section 12.2: "Receivers SHOULD ignore any subsequent packets
