@@ -16,7 +16,7 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// The MUSTs of RFC 9000, Sections 4.5, 7.4.1, 10.1 and 17.2, and of
+// The MUSTs of RFC 9000, Sections 4.5, 4.6, 7.4.1, 10.1 and 17.2, and of
 // RFC 9001, Sections 4.1.3, 4.6.1, 4.9.3 and 6, each with the tests that
 // check it (package-qualified outside the root package). Requirements
 // that hold by construction, or that bind documents rather than
@@ -35,6 +35,18 @@ var mustTable = []struct {
 		[]string{"flowcontrol.TestStreamReceiverResetAccounting", "flowcontrol.TestStreamReceiverFinalSize"}, ""},
 	{"RFC 9000, 4.5", "An endpoint MUST NOT send data on a stream at or beyond the final size.",
 		[]string{"FuzzSendBuffer", "TestSendBufferFIN", "TestSendBufferReset"}, ""},
+
+	// RFC 9000, Section 4.6: Controlling Concurrency.
+	{"RFC 9000, 4.6", "If a max_streams transport parameter or a MAX_STREAMS frame is received with a value greater than 2^60, ... the connection MUST be closed immediately with a connection error of type TRANSPORT_PARAMETER_ERROR if the offending value was received in a transport parameter or of type FRAME_ENCODING_ERROR if it was received in a frame.",
+		[]string{"wire.TestParseTransportParametersErrors", "wire.TestMaxStreamsFrame"}, ""},
+	{"RFC 9000, 4.6", "Endpoints MUST NOT exceed the limit set by their peer.",
+		[]string{"TestSimManyStreamsThroughLimit", "TestSim0RTTRejectedStreamsBeyondLimit", "TestSim0RTTUnderRememberedLimits"}, ""},
+	{"RFC 9000, 4.6", "An endpoint that receives a frame with a stream ID exceeding the limit it has sent MUST treat this as a connection error of type STREAM_LIMIT_ERROR.",
+		[]string{"TestHostileStreamBeyondLimit"}, ""},
+	{"RFC 9000, 4.6", "MAX_STREAMS frames that do not increase the stream limit MUST be ignored.",
+		[]string{"TestSimMaxStreamsNotIncreasingIgnored"}, ""},
+	{"RFC 9000, 4.6", "An endpoint MUST NOT wait to receive this signal [STREAMS_BLOCKED] before advertising additional credit.",
+		[]string{"TestSimManyStreamsThroughLimit"}, "MAX_STREAMS follows closed streams (streamsMap.retire, maxStreamsDue)"},
 
 	// RFC 9000, Section 7.4.1: Values of Transport Parameters for 0-RTT.
 	{"RFC 9000, 7.4.1", "The definition of a new transport parameter (Section 7.4.2) MUST specify whether storing the transport parameter for 0-RTT is mandatory, optional, or prohibited.",
@@ -416,6 +428,30 @@ func TestSimServerTicketEarlyDataSentinel(t *testing.T) {
 		v, ok := ticketMaxEarlyData(ticket[4 : 4+tlsMessageLen(ticket)])
 		if ok != allow || (allow && v != 0xffffffff) {
 			t.Errorf("Allow0RTT %v: early_data extension present %v, max_early_data_size %#x", allow, ok, v)
+		}
+	}
+}
+
+// RFC 9000, Section 4.6: "Once a receiver advertises a stream limit using
+// the MAX_STREAMS frame, advertising a smaller limit has no effect.
+// MAX_STREAMS frames that do not increase the stream limit MUST be
+// ignored."
+func TestSimMaxStreamsNotIncreasingIgnored(t *testing.T) {
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: 10}, 175)
+	p.connect(t)
+	c := p.client.c
+	raise := wire.MaxStreamsFrame{Bidi: true, MaximumStreams: 20}.Append(nil)
+	p.injectFrames(p.server, ackhandler.SpaceApplication, raise)
+	p.run(t, time.Second, func() bool { return c.streams.peerMaxBidi == 20 })
+	lower := wire.MaxStreamsFrame{Bidi: true, MaximumStreams: 5}.Append(nil)
+	p.injectFrames(p.server, ackhandler.SpaceApplication, lower)
+	p.sim.RunFor(100 * time.Millisecond)
+	if c.streams.peerMaxBidi != 20 || c.closeState != stateActive {
+		t.Fatalf("after MAX_STREAMS 5: limit %d, state %v", c.streams.peerMaxBidi, c.closeState)
+	}
+	for i := range 20 {
+		if s, _, err := c.streams.openStream(true); s == nil || err != nil {
+			t.Fatalf("stream %d of 20 not opened: %v", i, err)
 		}
 	}
 }
