@@ -239,6 +239,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 		// Connection ID for subsequent packets" (RFC 9000, Section 7.2).
 		c.peerConnID = hdr.SrcConnID
 		c.peerIDs.setInitial(hdr.SrcConnID)
+		c.serverConnIDTaken = true
 	}
 	if typ == wire.PacketTypeHandshake && c.role == wire.RoleServer {
 		// "a server MUST discard Initial keys when it first successfully
@@ -274,7 +275,7 @@ func (c *connState) acceptsServerLongHeader(typ wire.PacketType, tokenLen int, s
 	if typ == wire.PacketTypeInitial && tokenLen > 0 {
 		return false
 	}
-	return !c.receivedInitial() || srcConnID == c.peerConnID
+	return !c.serverConnIDTaken || srcConnID == c.peerConnID
 }
 
 // processPayload handles the frames of a decrypted packet and records it

@@ -71,6 +71,41 @@ func TestSimClientDiscardsOtherSourceConnID(t *testing.T) {
 	p.connect(t)
 }
 
+// The same for a Handshake packet that arrives before the server's
+// Initial: the client keeps it until the Initial brings the keys, and
+// then discards it for its Source Connection ID.
+func TestSimClientDiscardsOtherSourceConnIDBuffered(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 135)
+	c := p.client.c
+	// The server's Initial with its ServerHello (an ack-eliciting Initial,
+	// padded to 1200 bytes), delivered later without the ACK-only Initial
+	// before it: the Initial that gives the keys is the first processed.
+	var first []byte
+	p.client.dropIn = func(_ time.Time, d *netsim.Datagram) bool {
+		if first == nil && len(d.Payload) >= 1200 && hasPacketType(d.Payload, wire.PacketTypeInitial) {
+			first = append([]byte(nil), d.Payload...)
+		}
+		return true
+	}
+	p.run(t, time.Second, func() bool { return first != nil })
+	s := p.server.c
+	other := wire.NewConnectionID([]byte{0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee})
+	d, pn := sealLongTestPacket(s, p.sim.Now(), ackhandler.SpaceHandshake, other, nil, []byte{byte(wire.FrameTypePing)})
+	c.handleDatagram(p.sim.Now(), d, ackhandler.NotECT)
+	if len(c.undecryptable) != 1 {
+		t.Fatalf("%d packets kept for later", len(c.undecryptable))
+	}
+	c.handleDatagram(p.sim.Now(), first, ackhandler.NotECT)
+	if c.spaces[ackhandler.SpaceHandshake].open == nil {
+		t.Fatal("no Handshake keys from the server's first datagram")
+	}
+	p.client.dropIn = nil
+	if c.spaces[ackhandler.SpaceHandshake].recv.IsDuplicate(pn) {
+		t.Error("the client processed a buffered Handshake packet from another Source Connection ID")
+	}
+	p.connect(t)
+}
+
 // RFC 9000, Section 17.2.2: "Initial packets sent by the server MUST set
 // the Token Length field to 0; clients that receive an Initial packet
 // with a non-zero Token Length field MUST either discard the packet or

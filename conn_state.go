@@ -60,6 +60,10 @@ type connState struct {
 	retrySrcConnID   wire.ConnectionID // client: the Retry's SCID, if any
 	hasRetried       bool
 	retryToken       []byte // client: sent in every Initial after a Retry
+	// serverConnIDTaken: a client took peerConnID from the server's
+	// first Initial packet, and discards packets with another Source
+	// Connection ID (RFC 9000, Section 7.2; acceptsServerLongHeader).
+	serverConnIDTaken bool
 
 	tls         *handshake.CryptoSetup
 	spaces      [3]packetSpace // by ackhandler.Space
