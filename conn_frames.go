@@ -66,6 +66,7 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		return c.streams.handleMaxStreamData(f.MaxStreamData)
 	case t == wire.FrameTypeMaxStreamsBidi || t == wire.FrameTypeMaxStreamsUni:
 		c.streams.handleMaxStreams(f.MaxStreams)
+		c.releaseHeldStreams()
 		return nil
 	case t == wire.FrameTypeDataBlocked:
 		c.connRecv.OnBlockedReceived(f.DataBlocked.MaximumData)
@@ -121,19 +122,45 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		return nil
 	case t == wire.FrameTypeDatagram || t == wire.FrameTypeDatagramWithLength:
 		return c.handleDatagramFrame(f.Datagram)
-	case t == wire.FrameTypeImmediateAck:
-		c.spaces[space].recv.OnImmediateAck(now)
-		return nil
-	case t == wire.FrameTypeAckFrequency:
-		af := f.AckFrequency
-		c.spaces[space].recv.SetAckFrequency(af.AckElicitingThreshold, time.Duration(af.RequestedMaxAckDelay)*time.Microsecond, af.ReorderingThreshold)
-		return nil
+	case t == wire.FrameTypeImmediateAck || t == wire.FrameTypeAckFrequency:
+		return c.handleAckFrequencyFrame(now, space, f)
 	case t == wire.FrameTypeResetStreamAt:
 		// Not advertised (reset_stream_at), so the peer must not send it.
 		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "RESET_STREAM_AT not negotiated"}
 	}
 	return &wire.TransportError{Code: wire.FrameEncodingError, FrameType: t, Reason: "unhandled frame"}
 }
+
+// handleAckFrequencyFrame handles ACK_FREQUENCY and IMMEDIATE_ACK
+// (draft-ietf-quic-ack-frequency). "Endpoints advertise their support for
+// receiving ACK_FREQUENCY and IMMEDIATE_ACK frames ... by sending the
+// following transport parameter ... min_ack_delay" (Section 3), which this
+// endpoint does not send yet: a peer that sends either frame uses an
+// extension that was not negotiated, a PROTOCOL_VIOLATION as for
+// RESET_STREAM_AT and DATAGRAM frames. Otherwise "A receiving endpoint
+// MUST ignore a received ACK_FREQUENCY frame unless the Sequence Number
+// value in the frame is greater than the largest processed value"
+// (Section 4; ackhandler.ReceivedPackets.OnAckFrequency).
+func (c *connState) handleAckFrequencyFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
+	if !c.ackFrequencyNegotiated() {
+		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: f.Type, Reason: "ACK frequency extension not negotiated (no min_ack_delay sent)"}
+	}
+	if f.Type == wire.FrameTypeImmediateAck {
+		c.spaces[space].recv.OnImmediateAck(now)
+		return nil
+	}
+	af := f.AckFrequency
+	c.spaces[space].recv.OnAckFrequency(af.SequenceNumber, af.AckElicitingThreshold, time.Duration(af.RequestedMaxAckDelay)*time.Microsecond, af.ReorderingThreshold)
+	return nil
+}
+
+// ackFrequencyNegotiated reports whether this endpoint sent the
+// min_ack_delay transport parameter, which allows the peer to send
+// ACK_FREQUENCY and IMMEDIATE_ACK frames ("The min_ack_delay transport
+// parameter is a unilateral indication of support for receiving
+// ACK_FREQUENCY frames", draft-ietf-quic-ack-frequency, Section 3). It
+// never does yet.
+func (c *connState) ackFrequencyNegotiated() bool { return false }
 
 func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wire.AckFrame) error {
 	exp := uint8(defaultAckDelayExponent)
@@ -168,13 +195,16 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto, Reason: "CRYPTO data beyond buffer"}
 	}
 	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
+	if err := c.checkCryptoLevel(level, cr.highest(), f); err != nil {
+		return err
+	}
 	if data, ok := cr.inOrder(f.Offset, f.Data); ok {
 		// In order with nothing buffered, as nearly always: TLS takes
 		// the data from the packet (it copies what it keeps), and the
 		// stream's buffer is never made.
 		if len(data) > 0 {
 			c.rxNewCrypto = true
-			if err := c.tls.HandleCrypto(level, data); err != nil {
+			if err := c.handleTLSData(level, data); err != nil {
 				return err
 			}
 			cr.skip(len(data))
@@ -194,7 +224,7 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 			if len(part) == 0 {
 				continue
 			}
-			if err := c.tls.HandleCrypto(level, part); err != nil {
+			if err := c.handleTLSData(level, part); err != nil {
 				return err
 			}
 			cr.consume(len(part))

@@ -466,6 +466,9 @@ func (m *streamsMap) noteAttention(s *stream, wake bool) {
 // markSendable queues s for sending, taking it from the parked streams.
 // Connection goroutine only.
 func (m *streamsMap) markSendable(s *stream) {
+	if s.held {
+		return // beyond the peer's stream limit (releaseHeld)
+	}
 	m.unpark(s)
 	if !s.inSendable {
 		s.inSendable = true

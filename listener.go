@@ -91,7 +91,9 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	default:
 	}
 	hdr, pnOff, err := wire.ParseLongHeader(d)
-	if err != nil || hdr.DstConnID.Len() < 8 {
+	if err != nil || hdr.DstConnID.Len() < 8 || !wire.FixedBitSet(d[0]) {
+		// A zero Fixed Bit: "not valid packets in this version and MUST
+		// be discarded" (RFC 9000, Section 17.2; connState.handlePacket).
 		return false
 	}
 	if hdr.Type == wire.PacketType0RTT {

@@ -39,6 +39,10 @@ type stream struct {
 	creditWait              bool
 	parkedAt                int
 	accepted                bool // the application accepted this peer-opened stream
+	// held, the connection goroutine's: opened in rejected 0-RTT beyond
+	// the server's real stream limit, the stream sends nothing until the
+	// limit rises (conn_early.go).
+	held bool
 
 	mu      sync.Mutex
 	connErr error // the connection ended

@@ -297,7 +297,12 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 }
 
 // Dial connects to addr and returns once the handshake completed, ctx is
-// done (the attempt is then abandoned) or the connection failed.
+// done (the attempt is then abandoned) or the connection failed. If
+// tlsConf.ServerName is empty, the host of addr (its IP address) takes its
+// place, as tls.Dial does: the server's certificate is verified against
+// it, unless InsecureSkipVerify is set, and the session cache keeps the
+// connection's sessions under it (crypto/tls stores none for a QUIC
+// client without a ServerName).
 func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	return t.dial(ctx, addr, tlsConf, conf, false, nil)
 }
@@ -328,6 +333,12 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	tc, err := handshake.PrepareTLSConfig(tlsConf)
 	if err != nil {
 		return nil, err
+	}
+	if tc.ServerName == "" {
+		// tc is a copy (PrepareTLSConfig). The version of the sessions
+		// (firstVersionFor) and crypto/tls's session cache both go by
+		// ServerName.
+		tc.ServerName = hostOf(addr)
 	}
 	cfg := conf.withDefaults()
 	var dcidBytes [8]byte
@@ -386,6 +397,18 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		c.request(&closeRequest{0, "dial canceled"}, nil)
 		return nil, ctx.Err()
 	}
+}
+
+// hostOf returns the host part of addr: the IP address of a UDP address,
+// without its port, as tls.Dial takes the host name from its address.
+func hostOf(addr net.Addr) string {
+	if ua, ok := addr.(*net.UDPAddr); ok {
+		return ua.AddrPort().Addr().Unmap().String()
+	}
+	if host, _, err := net.SplitHostPort(addr.String()); err == nil {
+		return host
+	}
+	return addr.String()
 }
 
 // Close closes every connection of the Transport (with an application
