@@ -108,6 +108,10 @@ type inboundDatagram struct {
 type closeRequest struct {
 	code   ApplicationErrorCode
 	reason string
+	// refuse closes with the transport error CONNECTION_REFUSED rather
+	// than an application close (Listener.Close, for connections never
+	// accepted).
+	refuse bool
 }
 
 func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
@@ -123,14 +127,14 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	return c
 }
 
-// start runs the connection's goroutine around its state machine.
+// start runs the connection's goroutine around its state machine. The
+// Transport tracks c already (Transport.trackConn).
 func (c *Conn) start(st *connState) {
 	c.state = st
 	st.streams.wake = c.wake
 	st.handshakeCompleted = c.publishHandshake
 	c.started = time.Now()
 	c.t.stats.handshakesStarted.Add(1)
-	c.t.wg.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
 	c.t.runConn(c)
@@ -158,7 +162,7 @@ func (c *Conn) run(timer *time.Timer) {
 		if st.closeState == stateClosed {
 			c.finish(nil)
 			close(c.done)
-			c.t.wg.Done()
+			c.t.untrackConn(c)
 			return
 		}
 		d := st.nextDeadline(now)
@@ -166,12 +170,10 @@ func (c *Conn) run(timer *time.Timer) {
 			// Closing or draining: what is left answers for the
 			// connection, whose goroutine ends (closed_conn.go).
 			if st.closeState != stateActive && c.inbound.release() {
-				if cc := c.closeToRoutes(); cc != nil {
-					c.finish(cc)
-					close(c.done)
-					c.t.wg.Done()
-					return
-				}
+				c.finish(c.closeToRoutes())
+				close(c.done)
+				c.t.untrackConn(c)
+				return
 			}
 			if !c.handleClosing() && c.park(d) {
 				return
@@ -221,7 +223,10 @@ func (c *Conn) handleRequests() {
 	c.migrateReqs = nil
 	c.hasRequest.Store(false)
 	c.mu.Unlock()
-	if closeWanted {
+	switch {
+	case closeWanted && cr.refuse:
+		c.state.closeWithError(time.Now(), &wire.TransportError{Code: wire.ConnectionRefused, Reason: cr.reason})
+	case closeWanted:
 		c.state.closeApplication(time.Now(), cr.code, cr.reason)
 	}
 	for _, r := range migrations {
@@ -396,12 +401,10 @@ func (c *Conn) finish(cc *closedConn) {
 	c.inbound.close(left)
 }
 
-// connGone counts a connection that ended, and closes a Transport that
-// waited for the last one.
+// connGone counts a connection that ended, its closed-connection record
+// included.
 func (t *Transport) connGone() {
-	if t.conns.Add(-1) == 0 && t.closeWhenIdle.Load() {
-		go t.Close()
-	}
+	t.conns.Add(-1)
 }
 
 // err returns why the connection ended, or nil while it is open.
@@ -539,7 +542,7 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // reason, which the peer receives in a CONNECTION_CLOSE frame. It returns
 // once the frame is sent, or immediately if the connection already ended.
 func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
-	c.request(&closeRequest{code, reason}, nil)
+	c.request(&closeRequest{code: code, reason: reason}, nil)
 	select {
 	case <-c.ctx.Done():
 	case <-c.done:

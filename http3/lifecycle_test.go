@@ -1,0 +1,192 @@
+package http3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic"
+)
+
+// hammer sends n GET requests from each of g goroutines, pausing up to
+// pause between them, while background runs (it is given a channel that
+// closes when the requests are done), and returns the failures.
+func hammer(t *testing.T, e *testEnv, g, n int, pause time.Duration, background func(stop <-chan struct{})) []error {
+	t.Helper()
+	stop := make(chan struct{})
+	bgDone := make(chan struct{})
+	go func() {
+		defer close(bgDone)
+		if background != nil {
+			background(stop)
+		}
+	}()
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				if pause > 0 {
+					time.Sleep(rand.N(pause))
+				}
+				resp, err := e.client.Get(e.url + "/")
+				if err == nil {
+					var b []byte
+					b, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err == nil && string(b) != "ok" {
+						err = fmt.Errorf("body %q", b)
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-bgDone
+	return errs
+}
+
+func okHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+}
+
+// reportErrors fails the test with the first few of errs.
+func reportErrors(t *testing.T, what string, total int, errs []error) {
+	t.Helper()
+	if len(errs) == 0 {
+		return
+	}
+	for i, err := range errs {
+		if i == 3 {
+			break
+		}
+		t.Logf("%s: %v", what, err)
+	}
+	t.Fatalf("%s: %d of %d requests failed", what, len(errs), total)
+}
+
+// Server.IdleTimeout sends GOAWAY and the client gets it before the
+// connection closes (RFC 9114, Section 5.2: "Servers SHOULD send a GOAWAY
+// frame when the closing of a connection is known in advance"). The
+// server wrote the GOAWAY and closed the connection at once, which
+// discarded the GOAWAY: 0 of 10 arrived.
+func TestServerIdleTimeoutDeliversGoaway(t *testing.T) {
+	e := newTestEnvWith(t, okHandler(), func(s *Server) { s.IdleTimeout = 100 * time.Millisecond })
+	for i := range 10 {
+		e.get(t, "/")
+		cc := e.conn(t)
+		waitClosed(t, cc.qc, "Server.IdleTimeout")
+		cc.mu.Lock()
+		got := cc.goawayRecv
+		cc.mu.Unlock()
+		if !got {
+			t.Fatalf("round %d: the connection closed without the server's GOAWAY (%v)", i, context.Cause(cc.qc.Context()))
+		}
+		var ae *quic.ApplicationError
+		if err := context.Cause(cc.qc.Context()); !errors.As(err, &ae) || ErrCode(ae.Code) != ErrCodeNoError {
+			t.Fatalf("round %d: closed with %v, want H3_NO_ERROR", i, err)
+		}
+	}
+}
+
+// Requests racing the server's idle close are not lost: the server
+// processes those below its GOAWAY's ID, rejects the others, and the
+// client retries those on a new connection. 47 of 300 failed with
+// "remote application error 0x100: idle".
+func TestServerIdleTimeoutLosesNoRequest(t *testing.T) {
+	e := newTestEnvWith(t, okHandler(), func(s *Server) { s.IdleTimeout = 5 * time.Millisecond })
+	e.get(t, "/")
+	const g, n = 4, 75
+	errs := hammer(t, e, g, n, 10*time.Millisecond, nil)
+	reportErrors(t, "requests racing Server.IdleTimeout", g*n, errs)
+}
+
+// Transport.CloseIdleConnections never closes a connection a request has
+// taken: it counted as active only once its stream was open, and up to
+// 227 of 600 requests failed with "local application error 0x100".
+func TestCloseIdleConnectionsSparesRequests(t *testing.T) {
+	e := newTestEnv(t, okHandler())
+	e.get(t, "/")
+	const g, n = 16, 40
+	errs := hammer(t, e, g, n, 0, func(stop <-chan struct{}) {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			e.tr.CloseIdleConnections()
+			runtime.Gosched()
+		}
+	})
+	reportErrors(t, "requests racing CloseIdleConnections", g*n, errs)
+}
+
+// The same with Transport.IdleConnTimeout, whose timer fires between a
+// request taking the connection and opening its stream.
+func TestIdleConnTimeoutSparesRequests(t *testing.T) {
+	e := newTestEnv(t, okHandler())
+	e.tr.IdleConnTimeout = time.Millisecond
+	e.get(t, "/")
+	const g, n = 16, 40
+	errs := hammer(t, e, g, n, 0, nil)
+	reportErrors(t, "requests racing IdleConnTimeout", g*n, errs)
+}
+
+// A request that took a connection (getConn) and has not opened its
+// stream yet counts as in progress: CloseIdleConnections and
+// IdleConnTimeout leave the connection alone. They closed it, and a
+// request whose stream opened before the close took effect failed with
+// "local application error 0x100" (up to 227 of 600 under load).
+func TestConnTakenByRequestIsNotIdle(t *testing.T) {
+	for _, how := range []string{"CloseIdleConnections", "IdleConnTimeout"} {
+		t.Run(how, func(t *testing.T) {
+			e := newTestEnv(t, okHandler())
+			e.get(t, "/")
+			req, _ := http.NewRequest("GET", e.url+"/", nil)
+			cc, err := e.tr.getConn(req.Context(), e.addr, "127.0.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "CloseIdleConnections" {
+				e.tr.CloseIdleConnections()
+			} else {
+				e.tr.mu.Lock()
+				e.tr.IdleConnTimeout = time.Millisecond
+				e.tr.mu.Unlock()
+				cc.mu.Lock()
+				cc.startIdleTimer()
+				cc.mu.Unlock()
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err := cc.qc.Context().Err(); err != nil {
+				t.Fatalf("%s closed a connection a request had taken: %v", how, context.Cause(cc.qc.Context()))
+			}
+			resp, err := cc.roundTrip(req, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "ok" {
+				t.Fatalf("body %q", b)
+			}
+		})
+	}
+}
