@@ -2,6 +2,7 @@ package http3
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -160,7 +161,7 @@ func TestConnTakenByRequestIsNotIdle(t *testing.T) {
 			e := newTestEnv(t, okHandler())
 			e.get(t, "/")
 			req, _ := http.NewRequest("GET", e.url+"/", nil)
-			cc, err := e.tr.getConn(req.Context(), e.addr, "127.0.0.1")
+			cc, err := e.tr.getConn(req, e.addr, "127.0.0.1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,5 +189,157 @@ func TestConnTakenByRequestIsNotIdle(t *testing.T) {
 				t.Fatalf("body %q", b)
 			}
 		})
+	}
+}
+
+// blockingDial returns a Transport.Dial that waits for release (or its
+// context) before dialing, and counts the dials that started.
+func blockingDial(release <-chan struct{}, started chan<- struct{}) func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+	return func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+		if started != nil {
+			started <- struct{}{}
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return quic.DialAddr(ctx, addr, tlsConf, conf)
+	}
+}
+
+// A dial shared by several requests lives as long as one of them wants
+// it: request A's deadline, passing while the dial is in progress, fails
+// A only. B, without a deadline, failed with "context deadline exceeded".
+func TestSharedDialOutlivesOneRequest(t *testing.T) {
+	e := newTestEnv(t, okHandler())
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	e.tr.Dial = blockingDial(release, started)
+	ctxA, cancelA := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelA()
+	errA := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctxA, "GET", e.url+"/", nil)
+		_, err := e.tr.RoundTrip(req)
+		errA <- err
+	}()
+	<-started // A's dial is in progress
+	errB := make(chan error, 1)
+	bodyB := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", e.url+"/", nil)
+		resp, err := e.tr.RoundTrip(req)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			bodyB <- string(b)
+		}
+		errB <- err
+	}()
+	if err := <-errA; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("request A: %v, want its deadline", err)
+	}
+	time.Sleep(20 * time.Millisecond) // B waits for the same dial
+	close(release)
+	if err := <-errB; err != nil {
+		t.Fatalf("request B, without a deadline, failed with the other request's: %v", err)
+	}
+	if b := <-bodyB; b != "ok" {
+		t.Fatalf("B: %q", b)
+	}
+	select {
+	case <-started:
+		t.Fatal("B dialed again rather than sharing the dial")
+	default:
+	}
+}
+
+// A dial that nobody waits for any more is cancelled.
+func TestAbandonedDialIsCancelled(t *testing.T) {
+	e := newTestEnv(t, okHandler())
+	cancelled := make(chan struct{})
+	e.tr.Dial = func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/", nil)
+	if _, err := e.tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the dial nobody waits for was not cancelled")
+	}
+}
+
+// Transport.Close cancels the dials in progress and returns at once;
+// the requests waiting for them fail with ErrTransportClosed. Close
+// waited for the dials (9.9 s with a 10 s handshake timeout; here, a dial
+// that ends only with its context, forever).
+func TestTransportCloseCancelsDials(t *testing.T) {
+	e := newTestEnv(t, okHandler())
+	started := make(chan struct{}, 1)
+	e.tr.Dial = blockingDial(nil, started)
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", e.url+"/", nil)
+		_, err := e.tr.RoundTrip(req)
+		errc <- err
+	}()
+	<-started
+	closed := make(chan struct{})
+	go func() {
+		e.tr.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Transport.Close waits for a dial in progress")
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrTransportClosed) {
+			t.Fatalf("request waiting for the dial: %v, want ErrTransportClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("request waiting for the dial did not return after Close")
+	}
+}
+
+// Server.Shutdown whose context expires closes the connections left with
+// H3_NO_ERROR, as Close does (RFC 9114, Section 5.2: "An endpoint that
+// completes a graceful shutdown SHOULD use the H3_NO_ERROR error code").
+// They were closed with the Transport's code 0x0.
+func TestShutdownExpiryClosesWithNoError(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	resp, err := e.client.Get(e.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	cc := e.conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want its context's error", err)
+	}
+	waitClosed(t, cc.qc, "Shutdown's expiry")
+	var ae *quic.ApplicationError
+	if err := context.Cause(cc.qc.Context()); !errors.As(err, &ae) || !ae.Remote || ErrCode(ae.Code) != ErrCodeNoError {
+		t.Fatalf("connection closed with %v, want H3_NO_ERROR from the server", err)
 	}
 }

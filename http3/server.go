@@ -172,7 +172,14 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 }
 
 // Close closes the listeners and all connections immediately, with
-// H3_NO_ERROR.
+// H3_NO_ERROR, and returns once each connection has sent its
+// CONNECTION_CLOSE. Serve, ServeListener, ListenAndServe and
+// ListenAndServeTLS return ErrServerClosed. Handlers still running are
+// not waited for: their requests' contexts are cancelled, their bodies
+// fail to read and their response writes fail. The quic.Transports the
+// server made are closed (see quic.Transport.Close: closed connections
+// answer their peers for up to 5 seconds); a Listener given to
+// ServeListener is closed, not its Transport.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.init()
@@ -182,20 +189,27 @@ func (s *Server) Close() error {
 	for l := range s.listeners {
 		ls = append(ls, l)
 	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	s.closeConns()
+	s.runCleanups()
+	s.workers.stop()
+	return nil
+}
+
+// closeConns closes every connection at once with H3_NO_ERROR.
+func (s *Server) closeConns() {
+	s.mu.Lock()
 	cs := make([]*serverConn, 0, len(s.conns))
 	for c := range s.conns {
 		cs = append(cs, c)
 	}
 	s.mu.Unlock()
-	for _, l := range ls {
-		l.Close()
-	}
 	for _, c := range cs {
 		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 	}
-	s.runCleanups()
-	s.workers.stop()
-	return nil
 }
 
 // runCleanups closes the Transports the server made.
@@ -209,11 +223,19 @@ func (s *Server) runCleanups() {
 	}
 }
 
-// Shutdown shuts the server down gracefully: it closes the listeners,
-// sends GOAWAY on every connection (RFC 9114, Section 5.2) so that clients
-// send new requests elsewhere, lets the requests in flight finish, and
-// closes each connection once it has none. It returns when all connections
-// are closed, or with ctx's error when ctx is done first.
+// Shutdown shuts the server down gracefully, as net/http's
+// Server.Shutdown does: it closes the listeners at once (connections
+// whose handshake completed but that were not accepted yet are refused,
+// which tells their clients that nothing was processed), sends GOAWAY on
+// every connection (RFC 9114, Section 5.2) so that clients send new
+// requests elsewhere and retry those the GOAWAY excludes, lets the
+// requests it accepted finish and their responses arrive, and closes each
+// connection with H3_NO_ERROR once it has none (leaving the client a
+// second to close it first). Serve and the like return ErrServerClosed at
+// once. Shutdown returns nil when every connection is closed. If ctx is
+// done first, it closes the connections left with H3_NO_ERROR, as Close
+// does, and returns ctx's error. The quic.Transports the server made are
+// closed before Shutdown returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.init()
@@ -252,6 +274,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.workers.stop()
 		return nil
 	case <-ctx.Done():
+		s.closeConns()
+		s.workers.stop()
 		return ctx.Err()
 	}
 }
@@ -314,27 +338,42 @@ func (sc *serverConn) requestDone() {
 // the requests in flight, and closes the connection.
 func (sc *serverConn) shutdown() {
 	sc.mu.Lock()
-	if !sc.goaway {
+	first := !sc.goaway
+	if first {
 		sc.goaway = true
 		if sc.accepted {
 			sc.goawayID = sc.lastID + 4
 		}
-		sc.mu.Unlock()
-		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(sc.goawayID)))
-		sc.mu.Lock()
 	}
-	go func() {
-		<-sc.qc.Context().Done()
+	id := sc.goawayID
+	sc.mu.Unlock()
+	sc.closeAfterGoaway(id, first)
+}
+
+// closeAfterGoaway closes the connection gracefully (RFC 9114, Section
+// 5.2): it sends GOAWAY with id (if send), lets the requests below id
+// finish and their responses (and the GOAWAY) arrive, and closes the
+// connection with H3_NO_ERROR, leaving the client a moment to close it
+// first. The requests from id on are rejected (serve) and the client
+// retries them elsewhere.
+func (sc *serverConn) closeAfterGoaway(id quic.StreamID, send bool) {
+	if send {
+		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(id)))
+	}
+	stop := context.AfterFunc(sc.qc.Context(), func() {
 		sc.mu.Lock()
 		sc.idle.Broadcast()
 		sc.mu.Unlock()
-	}()
+	})
+	defer stop()
+	sc.mu.Lock()
 	for sc.active > 0 && sc.qc.Context().Err() == nil {
 		sc.idle.Wait()
 	}
 	sc.mu.Unlock()
-	// The responses are written; wait until they arrived before the
-	// CONNECTION_CLOSE, which would discard what is still in flight.
+	// The responses and the GOAWAY are written; wait until they arrived
+	// before the CONNECTION_CLOSE, which would discard what is still in
+	// flight.
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
 	sc.qc.Drain(ctx)
 	cancel()
