@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,5 +342,65 @@ func TestShutdownExpiryClosesWithNoError(t *testing.T) {
 	var ae *quic.ApplicationError
 	if err := context.Cause(cc.qc.Context()); !errors.As(err, &ae) || !ae.Remote || ErrCode(ae.Code) != ErrCodeNoError {
 		t.Fatalf("connection closed with %v, want H3_NO_ERROR from the server", err)
+	}
+}
+
+// A request the server's GOAWAY excludes is retried on a new connection
+// as soon as the GOAWAY arrives, without waiting for the server to reset
+// it (which it SHOULD, RFC 9114, Section 5.2, but need not) or to close
+// the connection. Here the server never answers the first attempt.
+func TestGoawayRetriesExcludedRequestAtOnce(t *testing.T) {
+	var attempts atomic.Int32
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	defer close(release)
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" && attempts.Add(1) == 1 {
+			arrived <- struct{}{}
+			select { // never answers
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	e.get(t, "/") // stream 0
+	errc := make(chan error, 1)
+	body := make(chan string, 1)
+	go func() {
+		resp, err := e.client.Get(e.url + "/hang") // stream 4
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body <- string(b)
+		}
+		errc <- err
+	}()
+	<-arrived
+	e.srv.mu.Lock()
+	var sc *serverConn
+	for c := range e.srv.conns {
+		sc = c
+	}
+	e.srv.mu.Unlock()
+	// GOAWAY(4): stream 4 was not processed, as far as the client knows.
+	sc.mu.Lock()
+	sc.goaway, sc.goawayID = true, 4
+	sc.mu.Unlock()
+	sc.writeControl(appendIDFrame(nil, frameGoaway, 4))
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("excluded request: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request the GOAWAY excluded was not retried")
+	}
+	if b := <-body; b != "ok" {
+		t.Fatalf("retried request: %q", b)
+	}
+	if n := attempts.Load(); n != 2 {
+		t.Fatalf("%d attempts, want 2", n)
 	}
 }
