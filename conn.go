@@ -81,6 +81,10 @@ type Conn struct {
 	parkTimer   *time.Timer
 	parkAlarm   *parkAlarm // what parkTimer calls
 	closingSeen bool
+	// closedRec is what is left of the connection once its goroutine
+	// ended in the closing or draining state (closed_conn.go), set before
+	// its queue closes.
+	closedRec atomic.Pointer[closedConn]
 
 	// Requests of application goroutines to the run goroutine, guarded by
 	// mu: a close (the first one asked for) and migrations. hasRequest is
@@ -396,6 +400,7 @@ func (c *Conn) finish(cc *closedConn) {
 	}
 	var left func(*inboundDatagram)
 	if closed {
+		c.closedRec.Store(cc)
 		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
 	}
 	c.inbound.close(left)

@@ -276,3 +276,33 @@ func TestTransportCloseBound(t *testing.T) {
 		})
 	}
 }
+
+// A datagram the read loop routed to a connection that handed its IDs to
+// its closed-connection record meanwhile (the lookup came first) is
+// answered by the record, as the next lookup would be, and not counted as
+// dropped for a full queue.
+func TestDatagramDuringHandOverGoesToRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemTransports(t)
+		defer m.close(time.Second, time.Second)
+		client, server := m.dial(t, nil)
+		server.CloseWithError(0, "bye")
+		synctest.Wait() // closing: handed over to the record
+		var cid wire.ConnectionID
+		server.state.localIDs.each(func(id ConnectionID) { cid = id })
+		r := m.serverT.handlers.get(cid)
+		if r.closed == nil {
+			t.Fatal("the closed connection's IDs do not route to its record")
+		}
+		before := r.closed.received.Load()
+		// What the read loop does with a connection it looked up before
+		// the hand-over; a refusal counts as a full-queue drop (route).
+		if !server.enqueue(inboundDatagram{data: make([]byte, 1200)}) {
+			t.Error("the datagram was refused, as if the queue were full")
+		}
+		if got := r.closed.received.Load(); got != before+1 {
+			t.Errorf("record received %d datagrams, want %d", got, before+1)
+		}
+		_ = client
+	})
+}
