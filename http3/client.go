@@ -80,6 +80,14 @@ type Transport struct {
 
 var _ http.RoundTripper = (*Transport)(nil)
 
+// maxRetries bounds how many times RoundTrip sends a request again that
+// the server did not process: rejected (H3_REQUEST_REJECTED), excluded by
+// a GOAWAY, or on a connection the server refused. Each goes on a new
+// connection; a server that keeps closing its connections (a short
+// Server.IdleTimeout on a loaded machine) may need several. net/http's
+// HTTP/2 transport allows as many.
+const maxRetries = 6
+
 // ErrTransportClosed is returned by RoundTrip after Close.
 var ErrTransportClosed = errors.New("http3: transport closed")
 
@@ -108,7 +116,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// not processed and can be retried on a new connection (RFC 9114,
 		// Section 5.2), if its body can be replayed.
 		var retry *retryableError
-		if errors.As(err, &retry) && attempt < 3 && (retry.unsent || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
+		if errors.As(err, &retry) && attempt < maxRetries && (retry.unsent || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
 			if !retry.unsent && req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 				body, gerr := req.GetBody()
 				if gerr != nil {

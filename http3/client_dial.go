@@ -145,6 +145,13 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0))), t: t}
 	cc.ours.H3Datagram = t.EnableDatagrams && datagramsNegotiated(qc)
 	cc.onGoaway = cc.goawayReceived
+	if err := cc.start(); err != nil {
+		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
+		return nil, err
+	}
+	// Listed only now, for Close and CloseIdleConnections: an idle
+	// connection that is still starting is no idle connection to close,
+	// but the one its dial's requests wait for.
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -165,10 +172,6 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 		cc.stopIdleTimer()
 		cc.mu.Unlock()
 	}()
-	if err := cc.start(); err != nil {
-		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
-		return nil, err
-	}
 	go cc.refuseBidiStreams()
 	cc.mu.Lock()
 	cc.startIdleTimer()
