@@ -152,7 +152,7 @@ func stressRoundHTTP3(t *testing.T, st *stressStats, cert tls.Certificate, pool 
 	var processed sync.Map // request ID -> true once a handler ran
 	release := make(chan struct{})
 	srv := &Server{
-		TLSConfig:  &tls.Config{Certificates: []tls.Certificate{cert}},
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
 		// Longer than a loaded machine stalls: an idle timeout is no
 		// lifecycle event here.
 		QUICConfig: &quic.Config{MaxIdleTimeout: 10 * time.Second},
