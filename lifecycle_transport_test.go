@@ -306,3 +306,30 @@ func TestDatagramDuringHandOverGoesToRecord(t *testing.T) {
 		_ = client
 	})
 }
+
+// Close of a Transport never used leaves the application's socket as it
+// was: no read deadline set in the past, and it still reads.
+func TestTransportUnusedCloseLeavesSocket(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	tr := &Transport{Conn: pc}
+	tr.Close()
+	if _, err := tr.Listen(nil, nil); !errors.Is(err, ErrTransportClosed) {
+		t.Fatalf("Listen after Close: %v", err)
+	}
+	other, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.WriteTo([]byte("x"), pc.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 10) // no deadline of ours: a past one fails at once
+	if n, _, err := pc.ReadFrom(buf); err != nil || string(buf[:n]) != "x" {
+		t.Fatalf("the socket of an unused Transport after Close: %q, %v", buf[:n], err)
+	}
+}

@@ -477,7 +477,13 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // closed keep answering the peer with their CONNECTION_CLOSE until their
 // closing period ends (RFC 9000, Section 10.2), for at most 5 seconds.
 func (t *Transport) Close() error {
-	t.init()
+	// A Transport never used is closed without starting: its socket is
+	// left as it is, unless the Transport made it.
+	t.initOnce.Do(func() {
+		t.initErr = ErrTransportClosed
+		t.closing = make(chan struct{})
+		t.runners.ch = make(chan *Conn)
+	})
 	t.shutdown(closeLinger)
 	t.wg.Wait()
 	return nil
@@ -530,7 +536,7 @@ func (t *Transport) shutdown(closedWait time.Duration) {
 		case t.Conn == nil:
 		case t.ownConn:
 			t.Conn.Close()
-		default:
+		case t.sock != nil: // the read loop runs
 			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
 		}
 	})
