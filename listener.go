@@ -14,7 +14,20 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// A Listener accepts QUIC connections on a Transport.
+// A Listener accepts QUIC connections on a Transport. Multiple goroutines
+// may invoke methods on a Listener simultaneously.
+//
+// Close stops accepting at once: Accept calls in progress and later ones
+// return ErrListenerClosed, and never a connection. The connections whose
+// handshake completed but that Accept did not return yet are closed with
+// the transport error CONNECTION_REFUSED (RFC 9000, Section 20.1), which
+// tells their clients that the application saw nothing of them; those
+// still in their handshake are closed so as it completes; Initial packets
+// of new connections are dropped. Connections Accept returned are not
+// affected. Closing the Transport closes its Listener. A Listener made by
+// ListenAddr owns its Transport, which closes once the last accepted
+// connection ended (see Transport: its closing period lasts 5 seconds at
+// most). Close returns nil and may be called more than once.
 type Listener struct {
 	t            *Transport
 	tls          *tls.Config
@@ -71,15 +84,8 @@ var ErrListenerClosed error = &closedError{"quic: listener closed"}
 // Addr returns the local address.
 func (l *Listener) Addr() net.Addr { return l.t.Conn.LocalAddr() }
 
-// Close stops accepting connections and returns at once. Accept calls in
-// progress return ErrListenerClosed, and so do later ones. Connections
-// whose handshake completed but that Accept has not returned are closed
-// with the transport error CONNECTION_REFUSED, which tells their clients
-// that nothing they sent was processed; handshakes in progress are closed
-// so as they complete. Connections already accepted stay open. A Listener
-// made by ListenAddr owns its Transport and socket, which close once the
-// last of those connections ended (after its closing period, 5 seconds at
-// most, see Transport.Close).
+// Close stops accepting connections, without waiting; see Listener for
+// what it does to calls in progress and to connections not yet accepted.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)

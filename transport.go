@@ -22,6 +22,33 @@ import (
 // connection's goroutine, without a global lock and without ever waiting
 // for a connection. The zero value with Conn set is ready to use;
 // configuration fields must be set before the first Listen or Dial.
+// Multiple goroutines may invoke methods on a Transport simultaneously.
+//
+// Close shuts the Transport down, and returns once everything it started
+// has stopped:
+//   - from the moment Close is called, Listen, ListenEarly, Dial and
+//     DialEarly fail with ErrTransportClosed, and so do dials in progress
+//     that had not started their connection yet (the others fail with
+//     their connection's error);
+//   - the Listener closes (see Listener);
+//   - every connection closes with an application close of code 0 and
+//     reason "transport closed": the calls in progress on it and on its
+//     streams return that *ApplicationError (see Conn);
+//   - the connections then answer their peers' packets with their
+//     CONNECTION_CLOSE until their closing periods end (three PTOs,
+//     RFC 9000, Section 10.2), but Close waits for that 5 seconds at
+//     most, whatever the peers' RTT and max_ack_delay, and not at all
+//     when no connection is closing (connections the peer closed send
+//     nothing more);
+//   - the socket is closed if the Transport made it (ListenAddr,
+//     DialAddr); otherwise the read loop is stopped with a read deadline
+//     in the past, which the application resets to read the socket
+//     again. A Transport never used starts nothing and leaves its socket
+//     as it is.
+//
+// Close returns nil, may be called more than once and on the zero
+// Transport; it must not be called from a Tracer callback, which runs on a
+// connection's goroutine that Close waits for.
 type Transport struct {
 	// Conn is the UDP socket. Close closes it only if the Transport made
 	// it (ListenAddr, DialAddr).
@@ -476,6 +503,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // and waits for all the Transport's goroutines to exit. Connections that
 // closed keep answering the peer with their CONNECTION_CLOSE until their
 // closing period ends (RFC 9000, Section 10.2), for at most 5 seconds.
+// See Transport for what it does to calls in progress.
 func (t *Transport) Close() error {
 	// A Transport never used is closed without starting: its socket is
 	// left as it is, unless the Transport made it.
@@ -553,7 +581,9 @@ func randomSeed() uint64 {
 }
 
 // ListenAddr listens on the UDP address addr (such as "127.0.0.1:4433")
-// with a Transport of its own, closed with the Listener.
+// with a Transport of its own, which closes once the Listener is closed
+// and the connections it accepted ended (their closing periods included,
+// 5 seconds at most); its socket is then released.
 func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
 	udp, err := net.ListenPacket("udp", addr)
 	if err != nil {
@@ -570,7 +600,9 @@ func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, erro
 }
 
 // DialAddr dials the UDP address addr from a Transport of its own on an
-// ephemeral port, closed when the connection ends.
+// ephemeral port. The Transport closes in the background once the
+// connection ended, or the dial failed, after the connection's closing
+// period (5 seconds at most); DialAddr never waits for it.
 func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	raddr, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {

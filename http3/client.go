@@ -16,7 +16,36 @@ import (
 // A Transport is an http.RoundTripper for HTTP/3 ("https" URLs). It keeps
 // one QUIC connection per authority (host:port), used for concurrent
 // requests and dialed again once closed or after the server's GOAWAY.
-// The zero value is ready to use.
+// The zero value is ready to use. Multiple goroutines may invoke methods
+// on a Transport simultaneously.
+//
+// Requests share the dial of their authority's connection, which runs
+// until it completes or every request waiting for it gave up (their
+// contexts ended): one request's deadline does not fail the others.
+//
+// A request the server did not process is sent again on a new connection
+// (RFC 9114, Section 5.2), up to 6 times: one the server rejected
+// (H3_REQUEST_REJECTED), one on a stream its GOAWAY excludes (cancelled
+// and retried as soon as the GOAWAY arrives, without waiting for the
+// server to reset it), and one on a connection the server refused
+// (CONNECTION_REFUSED, as a closing quic.Listener does). A request whose
+// body was partly sent is retried only if it has GetBody.
+//
+// Connections close:
+//   - when idle: CloseIdleConnections, or IdleConnTimeout, closes the
+//     connections that have no request in progress; a request in
+//     progress counts from the moment RoundTrip takes the connection, so
+//     neither ever closes a connection under a request;
+//   - after the server's GOAWAY, once their requests are done;
+//   - with Close, which cancels the dials in progress, closes every
+//     connection with H3_NO_ERROR and returns once each has sent its
+//     CONNECTION_CLOSE, without waiting for the peers. RoundTrip calls in
+//     progress and response bodies being read fail with the connection's
+//     error (a *quic.ApplicationError of code H3_NO_ERROR); those waiting
+//     for a dial, and later ones, with ErrTransportClosed. The sockets of
+//     the connections are released in the background after their closing
+//     periods, 5 seconds at most; with Allow0RTT, Close closes the
+//     Transport's own quic.Transport, waiting that long at most.
 type Transport struct {
 	// TLSClientConfig is the TLS configuration; "h3" is put in a copy's
 	// NextProtos and ServerName defaults to the request's host.
@@ -149,17 +178,10 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// Close closes the Transport: it cancels the dials in progress, closes
-// every connection with H3_NO_ERROR and returns once each has sent its
-// CONNECTION_CLOSE; it does not wait for anything the peers do. Requests
-// in progress fail with the connections' error (a *quic.ApplicationError
-// of code H3_NO_ERROR), requests waiting for a dial and later ones with
-// ErrTransportClosed; response bodies being read fail too. With
-// Allow0RTT, Close also closes the Transport's own quic.Transport, which
-// lets closed connections answer their peers for up to 5 seconds (see
-// quic.Transport.Close); otherwise each connection's socket is released
-// in the background after its closing period, 5 seconds at most. Close
-// may be called more than once.
+// Close closes the Transport: it cancels the dials in progress and closes
+// every connection with H3_NO_ERROR (see Transport for the requests in
+// progress). Dial, if set, must return once its context is cancelled.
+// Close returns nil and may be called more than once.
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	t.closed = true

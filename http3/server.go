@@ -27,7 +27,35 @@ var ErrServerClosed = errors.New("http3: server closed")
 
 // A Server serves HTTP/3 requests over QUIC connections. Each request runs
 // in its own goroutine. The zero value with Handler set (nil means
-// http.DefaultServeMux) and TLSConfig set is ready to use.
+// http.DefaultServeMux) and TLSConfig set is ready to use. Multiple
+// goroutines may invoke methods on a Server simultaneously.
+//
+// Closing, as with net/http's Server:
+//   - Shutdown is graceful. It closes the listeners at once (connections
+//     not yet accepted are refused with CONNECTION_REFUSED, which tells
+//     their clients nothing was processed) and sends GOAWAY on every
+//     connection (RFC 9114, Section 5.2): requests on streams from its ID
+//     on are rejected with H3_REQUEST_REJECTED, for the client to retry
+//     elsewhere, and the requests below it run to completion. Each
+//     connection is closed with H3_NO_ERROR once its requests are done
+//     and their responses acknowledged (waiting 5 seconds at most for the
+//     acknowledgements), leaving the client a second to close it first.
+//     Shutdown returns nil when every connection is closed; if its
+//     context ends first, it closes the connections left with
+//     H3_NO_ERROR, as Close does, and returns the context's error.
+//   - Close is immediate: listeners and connections close with
+//     H3_NO_ERROR; handlers still running see their request's context
+//     cancelled, their body reads and response writes fail; Close does
+//     not wait for them.
+//   - After either, Serve, ServeListener, ListenAndServe and
+//     ListenAndServeTLS return ErrServerClosed, ServeConn closes the
+//     connections it is given, and the quic.Transports the server made
+//     are closed (see quic.Transport: closed connections answer their
+//     peers for up to 5 seconds). A Listener passed to ServeListener is
+//     closed, not its Transport.
+//   - IdleTimeout closes an idle connection the way Shutdown does: a
+//     GOAWAY first, so that a request racing the close is rejected and
+//     retried rather than lost.
 type Server struct {
 	// Handler handles requests; nil means http.DefaultServeMux.
 	Handler http.Handler
@@ -173,13 +201,7 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 
 // Close closes the listeners and all connections immediately, with
 // H3_NO_ERROR, and returns once each connection has sent its
-// CONNECTION_CLOSE. Serve, ServeListener, ListenAndServe and
-// ListenAndServeTLS return ErrServerClosed. Handlers still running are
-// not waited for: their requests' contexts are cancelled, their bodies
-// fail to read and their response writes fail. The quic.Transports the
-// server made are closed (see quic.Transport.Close: closed connections
-// answer their peers for up to 5 seconds); a Listener given to
-// ServeListener is closed, not its Transport.
+// CONNECTION_CLOSE; it does not wait for the handlers (see Server).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.init()
@@ -224,18 +246,10 @@ func (s *Server) runCleanups() {
 }
 
 // Shutdown shuts the server down gracefully, as net/http's
-// Server.Shutdown does: it closes the listeners at once (connections
-// whose handshake completed but that were not accepted yet are refused,
-// which tells their clients that nothing was processed), sends GOAWAY on
-// every connection (RFC 9114, Section 5.2) so that clients send new
-// requests elsewhere and retry those the GOAWAY excludes, lets the
-// requests it accepted finish and their responses arrive, and closes each
-// connection with H3_NO_ERROR once it has none (leaving the client a
-// second to close it first). Serve and the like return ErrServerClosed at
-// once. Shutdown returns nil when every connection is closed. If ctx is
-// done first, it closes the connections left with H3_NO_ERROR, as Close
-// does, and returns ctx's error. The quic.Transports the server made are
-// closed before Shutdown returns.
+// Server.Shutdown does: GOAWAY, the requests accepted finish, then each
+// connection closes (see Server). It returns nil once every connection is
+// closed, or, if ctx ends first, closes those left and returns ctx's
+// error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.init()
