@@ -22,9 +22,9 @@ type StreamID = wire.StreamID
 //     count, is delivered with a FIN;
 //   - CancelWrite, or the peer's STOP_SENDING: Writes return a
 //     *StreamError, and data not yet delivered is discarded;
-//   - CancelRead, and Close unless the peer finished sending: Reads
-//     return a *StreamError (not Remote); the peer's RESET_STREAM: Reads
-//     return a *StreamError with Remote set;
+//   - CancelRead, and Close: Reads return a *StreamError (not Remote),
+//     unless everything up to the peer's FIN was read; the peer's
+//     RESET_STREAM: Reads return a *StreamError with Remote set;
 //   - a deadline (SetDeadline, SetReadDeadline, SetWriteDeadline) that
 //     passes: the calls waiting return os.ErrDeadlineExceeded;
 //   - the connection's end: every call returns the connection's error
@@ -34,11 +34,13 @@ type StreamID = wire.StreamID
 type Stream struct{ s *stream }
 
 // A SendStream is the sending half of a stream: a unidirectional stream
-// this endpoint opened.
+// this endpoint opened. Closing it, cancelling it and its deadline end
+// the Writes in progress as for a Stream.
 type SendStream struct{ s *stream }
 
 // A ReceiveStream is the receiving half of a stream: a unidirectional
-// stream the peer opened.
+// stream the peer opened. Cancelling it and its deadline end the Reads in
+// progress as for a Stream.
 type ReceiveStream struct{ s *stream }
 
 // StreamID returns the stream's ID.
