@@ -210,7 +210,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	// Packets the client sends to its original destination ID until it
 	// learns ours must reach this connection too.
 	if !l.t.handlers.add(hdr.DstConnID, c) {
-		l.t.untrackConn(c)
+		l.t.abandonConn(c)
 		return false // a retransmitted Initial raced with the first
 	}
 	c.firstDstConnID = hdr.DstConnID
@@ -226,7 +226,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	if err != nil {
 		tracerDone(cp.tracer)
 		l.t.handlers.remove(hdr.DstConnID, c)
-		l.t.untrackConn(c)
+		l.t.abandonConn(c)
 		return false
 	}
 	if v == tokenInvalidRetry {

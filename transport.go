@@ -186,6 +186,13 @@ func (t *Transport) untrackConn(c *Conn) {
 	t.closeIfIdle()
 }
 
+// abandonConn untracks c, which never started: Close, which may have
+// listed it, finds it done.
+func (t *Transport) abandonConn(c *Conn) {
+	close(c.done)
+	t.untrackConn(c)
+}
+
 // closeIfIdle closes the Transport, in the background, if it is to close
 // once no connection runs (ListenAddr after its Listener closed, DialAddr
 // once its connection ended) and none does. Closed connections' records
@@ -477,7 +484,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, cp)
 	if err != nil {
 		tracerDone(tr)
-		t.untrackConn(c)
+		t.abandonConn(c)
 		return nil, err
 	}
 	if vcache != nil {

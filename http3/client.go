@@ -93,7 +93,9 @@ type Transport struct {
 	// (its socket, its options such as DisableGSO), to another address
 	// than the authority's, and so on. addr is the request's authority
 	// (host:port); tlsConf is a copy of TLSClientConfig with "h3" in
-	// NextProtos and ServerName set, and conf is QUICConfig. With
+	// NextProtos and ServerName set, and conf is QUICConfig. ctx is
+	// cancelled when no request waits for the dial any more or the
+	// Transport closes, and Dial must then return. With
 	// Allow0RTT, Dial should return an early connection
 	// (quic.Transport.DialEarly) for requests to go out in 0-RTT.
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error)
@@ -224,9 +226,9 @@ type clientConn struct {
 	finished uint64 // requests done so far
 	retired  bool   // no new requests: closes once active is 0
 	idleT    *time.Timer
-	// reserved are the requests getConn gave the connection to that have
-	// not started on it yet (counted in active).
-	reserved map[*http.Request]struct{}
+	// reserved counts, by request, the times getConn gave the connection
+	// to a request that has not started on it yet (counted in active).
+	reserved map[*http.Request]int
 	// awaiting are the request streams waiting for their response
 	// header, which a GOAWAY may exclude (goawayReceived).
 	awaiting map[*quic.Stream]struct{}
@@ -246,32 +248,44 @@ func (cc *clientConn) reserve(req *http.Request) bool {
 		return false
 	}
 	if cc.reserved == nil {
-		cc.reserved = make(map[*http.Request]struct{})
+		cc.reserved = make(map[*http.Request]int)
 	}
-	cc.reserved[req] = struct{}{}
+	cc.reserved[req]++
 	cc.active++
 	cc.stopIdleTimer()
 	return true
 }
 
-// unreserve gives up req's reservation if the request did not start.
+// unreserve gives up a reservation for req if the request did not start.
 func (cc *clientConn) unreserve(req *http.Request) {
 	cc.mu.Lock()
-	_, ok := cc.reserved[req]
-	delete(cc.reserved, req)
+	ok := cc.takeReservation(req)
 	cc.mu.Unlock()
 	if ok {
 		cc.requestEnd(false)
 	}
 }
 
+// takeReservation removes a reservation for req, if there is one, and
+// reports whether there was. cc.mu held.
+func (cc *clientConn) takeReservation(req *http.Request) bool {
+	n, ok := cc.reserved[req]
+	switch {
+	case !ok:
+		return false
+	case n == 1:
+		delete(cc.reserved, req)
+	default:
+		cc.reserved[req] = n - 1
+	}
+	return true
+}
+
 // requestStarted counts req, about to open its stream, as in progress:
 // its reservation becomes the request, or it is counted now.
 func (cc *clientConn) requestStarted(req *http.Request) {
 	cc.mu.Lock()
-	if _, ok := cc.reserved[req]; ok {
-		delete(cc.reserved, req)
-	} else {
+	if !cc.takeReservation(req) {
 		cc.active++
 		cc.stopIdleTimer()
 	}

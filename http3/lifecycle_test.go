@@ -404,3 +404,27 @@ func TestGoawayRetriesExcludedRequestAtOnce(t *testing.T) {
 		t.Fatalf("%d attempts, want 2", n)
 	}
 }
+
+// The same *http.Request in two RoundTrip calls at once reserves the
+// connection twice; each start takes one reservation, and the connection
+// is idle again once both requests ended.
+func TestReservationsCountPerRequest(t *testing.T) {
+	e := newTestEnv(t, okHandler())
+	e.get(t, "/")
+	req, _ := http.NewRequest("GET", e.url+"/", nil)
+	cc := e.conn(t)
+	if !cc.reserve(req) || !cc.reserve(req) {
+		t.Fatal("reserve refused")
+	}
+	cc.requestStarted(req)
+	cc.requestStarted(req)
+	cc.unreserve(req) // nothing left to give up
+	cc.requestDone()
+	cc.requestDone()
+	cc.mu.Lock()
+	active := cc.active
+	cc.mu.Unlock()
+	if active != 0 {
+		t.Fatalf("%d requests in progress after both ended", active)
+	}
+}
