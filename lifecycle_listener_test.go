@@ -18,7 +18,7 @@ import (
 // was processed. Accept still returned a queued connection in
 // 14 of 20 trials, and those connections stayed open.
 func TestListenerCloseEmptiesAcceptQueue(t *testing.T) {
-	for trial := range 20 {
+	for trial := range 10 {
 		synctest.Test(t, func(t *testing.T) {
 			m := newMemTransports(t)
 			defer m.close(time.Second, time.Second)

@@ -62,7 +62,7 @@ func TestTransportCloseWhileDialing(t *testing.T) {
 			}()
 		}
 	}()
-	for round := 0; round < 10; round++ {
+	for round := 0; round < 3; round++ {
 		ct := loopbackTransport(t)
 		var wg sync.WaitGroup
 		var closed atomic.Bool
@@ -114,7 +114,7 @@ func TestTransportCloseWhileDialingPanics(t *testing.T) {
 	addr := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	for round := 0; round < 2000; round++ {
+	for round := 0; round < 1000; round++ {
 		ct := loopbackTransport(t)
 		var closed atomic.Bool
 		var wg sync.WaitGroup

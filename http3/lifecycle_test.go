@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,13 +118,15 @@ func TestServerIdleTimeoutLosesNoRequest(t *testing.T) {
 	reportErrors(t, "requests racing Server.IdleTimeout", g*n, errs)
 }
 
-// Transport.CloseIdleConnections never closes a connection a request has
-// taken: it counted as active only once its stream was open, and up to
-// 227 of 600 requests failed with "local application error 0x100".
+// Transport.CloseIdleConnections, called without pause, never fails a
+// request: it closed connections requests had taken (it counted a request
+// as active only once its stream was open), and up to 227 of 600 requests
+// failed with "local application error 0x100". (The window is too narrow
+// to hit reliably here; TestConnTakenByRequestIsNotIdle opens it.)
 func TestCloseIdleConnectionsSparesRequests(t *testing.T) {
 	e := newTestEnv(t, okHandler())
 	e.get(t, "/")
-	const g, n = 16, 40
+	const g, n = 4, 50
 	errs := hammer(t, e, g, n, 0, func(stop <-chan struct{}) {
 		for {
 			select {
@@ -134,7 +135,7 @@ func TestCloseIdleConnectionsSparesRequests(t *testing.T) {
 			default:
 			}
 			e.tr.CloseIdleConnections()
-			runtime.Gosched()
+			time.Sleep(100 * time.Microsecond)
 		}
 	})
 	reportErrors(t, "requests racing CloseIdleConnections", g*n, errs)
@@ -146,7 +147,7 @@ func TestIdleConnTimeoutSparesRequests(t *testing.T) {
 	e := newTestEnv(t, okHandler())
 	e.tr.IdleConnTimeout = time.Millisecond
 	e.get(t, "/")
-	const g, n = 16, 40
+	const g, n = 4, 50
 	errs := hammer(t, e, g, n, 0, nil)
 	reportErrors(t, "requests racing IdleConnTimeout", g*n, errs)
 }
