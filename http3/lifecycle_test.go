@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -427,5 +428,67 @@ func TestReservationsCountPerRequest(t *testing.T) {
 	cc.mu.Unlock()
 	if active != 0 {
 		t.Fatalf("%d requests in progress after both ended", active)
+	}
+}
+
+// A request on a connection the server's Listener closed before
+// accepting it (CONNECTION_REFUSED: the application never saw it) is
+// retried on a new connection, here to the listener that took over the
+// same quic.Transport.
+func TestRefusedConnectionRequestRetried(t *testing.T) {
+	cert, pool := testCert(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt := &quic.Transport{Conn: pc}
+	defer pc.Close()
+	defer qt.Close()
+	srv := &Server{Handler: okHandler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	defer srv.Close()
+	l1, err := qt.Listen(srv.tlsConfig(), srv.quicConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
+	defer tr.Close()
+	result := make(chan error, 1)
+	body := make(chan string, 1)
+	go func() {
+		resp, err := tr.RoundTrip(mustRequest(t, "https://"+pc.LocalAddr().String()+"/"))
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body <- string(b)
+		}
+		result <- err
+	}()
+	// The connection completes its handshake and waits in l1's queue.
+	for {
+		tr.mu.Lock()
+		n := len(tr.all)
+		tr.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the request is sent
+	l1.Close()
+	l2, err := qt.Listen(srv.tlsConfig(), srv.quicConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeListener(l2)
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("request on a refused connection: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("request on a refused connection did not return")
+	}
+	if b := <-body; b != "ok" {
+		t.Fatalf("body %q", b)
 	}
 }
