@@ -250,6 +250,7 @@ func stressRound(t *testing.T, rec *stressRecorder, ctls, stls *tls.Config, rng 
 	}
 	// Clients.
 	stop := make(chan struct{})
+	var dials atomic.Int64 // dials that succeeded
 	for g := range 6 {
 		wg.Add(1)
 		crng := rand.New(rand.NewPCG(rng.Uint64(), uint64(g)))
@@ -262,12 +263,17 @@ func stressRound(t *testing.T, rec *stressRecorder, ctls, stls *tls.Config, rng 
 					return
 				default:
 				}
-				stressClient(rec, &wg, ct, l.Addr(), ctls, crng)
+				if stressClient(rec, &wg, ct, l.Addr(), ctls, crng) {
+					dials.Add(1)
+				}
 			}
 		}()
 	}
 	// The close, at a random moment, in a random order.
-	time.Sleep(time.Duration(50+rng.IntN(450)) * time.Millisecond)
+	// The close comes once the round has got going (a loaded machine
+	// may take a while), at a random moment after.
+	waitProgress(&dials, 2, 5*time.Second)
+	time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 	closers := []func(){
 		func() { l.Close() },
 		func() { serverT.Close() },
@@ -297,7 +303,8 @@ func stressRound(t *testing.T, rec *stressRecorder, ctls, stls *tls.Config, rng 
 // stressClient dials once and uses the connection: streams echoed,
 // streams whose Read, Write, Drain or OpenStreamSync block, cancellations
 // and closes. The calls left blocked return when a close comes.
-func stressClient(rec *stressRecorder, wg *sync.WaitGroup, ct *Transport, addr net.Addr, ctls *tls.Config, rng *rand.Rand) {
+// It reports whether the dial succeeded.
+func stressClient(rec *stressRecorder, wg *sync.WaitGroup, ct *Transport, addr net.Addr, ctls *tls.Config, rng *rand.Rand) bool {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
 	switch rng.IntN(4) {
@@ -320,7 +327,7 @@ func stressClient(rec *stressRecorder, wg *sync.WaitGroup, ct *Transport, addr n
 		if errors.Is(err, ErrTransportClosed) {
 			time.Sleep(time.Millisecond) // the round is ending
 		}
-		return
+		return false
 	}
 	rec.count("dialed")
 	// Echo streams.
@@ -328,7 +335,7 @@ func stressClient(rec *stressRecorder, wg *sync.WaitGroup, ct *Transport, addr n
 		s, err := c.OpenStreamSync(context.Background())
 		rec.check("OpenStreamSync", err)
 		if err != nil {
-			return
+			return true
 		}
 		data := make([]byte, 1+rng.IntN(64<<10))
 		end := rng.IntN(5)
@@ -388,6 +395,15 @@ func stressClient(rec *stressRecorder, wg *sync.WaitGroup, ct *Transport, addr n
 		}
 	case 5:
 		c.CloseWithError(ApplicationErrorCode(rng.IntN(3)), "done")
+	}
+	return true
+}
+
+// waitProgress waits until n reaches want, or for limit.
+func waitProgress(n *atomic.Int64, want int64, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for n.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

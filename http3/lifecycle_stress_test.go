@@ -212,6 +212,7 @@ func stressRoundHTTP3(t *testing.T, st *stressStats, cert tls.Certificate, pool 
 	clientsUp.Store(true)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var oks atomic.Int64 // requests that succeeded
 	// Pauses between requests let the idle timers fire between them.
 	pause := 2 * max(srv.IdleTimeout, trs[0].IdleConnTimeout)
 	for g := range 1 + rng.IntN(8) {
@@ -229,7 +230,9 @@ func stressRoundHTTP3(t *testing.T, st *stressStats, cert tls.Certificate, pool 
 				if pause > 0 {
 					time.Sleep(time.Duration(crng.Int64N(int64(pause))))
 				}
-				stressRequest(st, tr, url, crng, stressIDs.Add(1), graceful, &processed, &serverUp, &clientsUp)
+				if stressRequest(st, tr, url, crng, stressIDs.Add(1), graceful, &processed, &serverUp, &clientsUp) {
+					oks.Add(1)
+				}
 				if !serverUp.Load() || !clientsUp.Load() {
 					// One request after the close is enough.
 					stressRequest(st, tr, url, crng, stressIDs.Add(1), graceful, &processed, &serverUp, &clientsUp)
@@ -250,7 +253,13 @@ func stressRoundHTTP3(t *testing.T, st *stressStats, cert tls.Certificate, pool 
 			trs[0].CloseIdleConnections()
 		}
 	}()
-	time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
+	// The close comes once the round has got going (a loaded machine
+	// may take a while), at a random moment after.
+	deadline := time.Now().Add(5 * time.Second)
+	for oks.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 	done := watchdog(t, stressBound, "HTTP/3 round: closes and the requests they interrupt")
 	defer done()
 	if graceful {
@@ -318,8 +327,9 @@ func rng2n(n int) int { return rand.N(n) + 1 }
 // stressIDs numbers the requests of all rounds.
 var stressIDs atomic.Int64
 
-// stressRequest sends one request and checks how it ended.
-func stressRequest(st *stressStats, tr *Transport, url string, rng *rand.Rand, id int64, graceful bool, processed *sync.Map, serverUp, clientsUp *atomic.Bool) {
+// stressRequest sends one request, checks how it ended and reports
+// whether it succeeded.
+func stressRequest(st *stressStats, tr *Transport, url string, rng *rand.Rand, id int64, graceful bool, processed *sync.Map, serverUp, clientsUp *atomic.Bool) bool {
 	ctx := context.Background()
 	cancelled := false
 	if rng.IntN(6) == 0 {
@@ -365,6 +375,7 @@ func stressRequest(st *stressStats, tr *Transport, url string, rng *rand.Rand, i
 	switch {
 	case err == nil:
 		st.count("ok")
+		return true
 	case cancelled && ctx.Err() != nil:
 		st.count("cancelled")
 	case upBefore && upAfter:
@@ -377,6 +388,7 @@ func stressRequest(st *stressStats, tr *Transport, url string, rng *rand.Rand, i
 	default:
 		st.count("failed by a close")
 	}
+	return false
 }
 
 // goroutineIDs, goroutineStacks and checkNoGoroutineLeft: as in package
