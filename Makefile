@@ -6,6 +6,7 @@
 #   make cover   test coverage report (coverage.out, coverage.html)
 #   make demo    the README's main job: HTTP/3 server and client on loopback
 #   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
+#   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
 
 GO       ?= go
 FUZZTIME ?= 30s
@@ -106,6 +107,16 @@ interop-full:
 # (GOODPUT_RUNS repetitions, default 3; about 3 minutes).
 goodput:
 	cd $(INTEROP) && GOODPUT=1 $(GO) test -count=1 -run 'TestGoodput' -timeout 30m -v . | grep -E '^\||^(ok|FAIL|---)'
+
+# The lifecycle stress suites (lifecycle_stress_test.go in the root and
+# http3 packages: dials, requests, streams and blocked calls while
+# Transports, Listeners and Servers close or shut down at random moments)
+# run for a few seconds each in `make test`; this runs them, with the race
+# detector, for LIFECYCLE_DURATION each (default 2m).
+LIFECYCLE_DURATION ?= 2m
+.PHONY: lifecycle-soak
+lifecycle-soak:
+	LIFECYCLE_DURATION=$(LIFECYCLE_DURATION) $(GO) test -race -count=1 -timeout 0 -v -run 'TestLifecycleStress' . ./http3
 
 # HTTP/3 load through the relay with 2% loss for SOAK_DURATION (default
 # 10m); checks every answer, the goroutine count and the heap at the end.

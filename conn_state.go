@@ -441,6 +441,10 @@ func (c *connState) newController() congestion.Controller {
 	})
 }
 
+// testHookTransportParameters, set by tests only, changes the transport
+// parameters an endpoint sends, to play a peer that sends unusual ones.
+var testHookTransportParameters func(wire.Role, *wire.TransportParameters)
+
 // ourTransportParameters builds the transport parameters this endpoint
 // sends (RFC 9000, Section 18.2).
 func (c *connState) ourTransportParameters(p connParams) wire.TransportParameters {
@@ -486,6 +490,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 		c.offerPreferredAddress(&tp, p.preferredAddress)
 	}
 	tp.DisableActiveMigration = cfg.DisableActiveMigration
+	if testHookTransportParameters != nil {
+		testHookTransportParameters(c.role, &tp)
+	}
 	return tp
 }
 

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"sync"
@@ -561,8 +560,9 @@ func (s *stream) write(p []byte) (int, error) {
 	}
 }
 
-// errWriteAfterClose is returned by Write after CloseWrite or Close.
-var errWriteAfterClose = errors.New("quic: write on a stream closed for writing")
+// errWriteAfterClose is returned by Write after CloseWrite or Close, and
+// by a Write they interrupt; it matches net.ErrClosed.
+var errWriteAfterClose error = &closedError{"quic: write on a stream closed for writing"}
 
 // waitFor blocks until ch is signalled or deadline passes.
 func waitFor(ch chan struct{}, deadline time.Time) error {
@@ -593,6 +593,8 @@ func (s *stream) closeWrite() error {
 	s.finQueued = true
 	s.send.close()
 	s.mu.Unlock()
+	// A Write blocked on a full buffer returns errWriteAfterClose.
+	notify(s.writeCh)
 	s.m.markAttention(s)
 	return nil
 }
