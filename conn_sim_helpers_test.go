@@ -160,7 +160,11 @@ var patternTable = func() []byte {
 		x ^= x << 5
 		b[i] = byte(x >> 11)
 	}
-	copy(b[patternPeriod:], b[:64<<10])
+	// Byte by byte: the tail repeats the start, including the start of
+	// the tail itself (a copy would read those bytes before they are set).
+	for i := patternPeriod; i < len(b); i++ {
+		b[i] = b[i-patternPeriod]
+	}
 	return b
 }()
 
