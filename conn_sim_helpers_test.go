@@ -160,8 +160,8 @@ var patternTable = func() []byte {
 		x ^= x << 5
 		b[i] = byte(x >> 11)
 	}
-	// Byte by byte: the tail repeats the start, including the start of
-	// the tail itself (a copy would read those bytes before they are set).
+	// Byte by byte: the 64 KiB after the period start with the period's
+	// own tail, which a single copy (memmove) would take while still zero.
 	for i := patternPeriod; i < len(b); i++ {
 		b[i] = b[i-patternPeriod]
 	}
