@@ -180,24 +180,24 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		}
 		return c.processTLSEvents(now)
 	}
+	// Acknowledged data is never dropped: the data is kept, or the
+	// connection closes. The check above leaves only fragmentation to
+	// fail (errRecvFragmented): "An endpoint received more data in CRYPTO
+	// frames than it can buffer" (RFC 9000, Section 20.1).
 	n, err := cr.push(f.Offset, f.Data)
 	if err != nil {
-		return nil // too fragmented: dropped, the peer retransmits
+		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto,
+			Reason: "CRYPTO data fragmented into more than 31 pieces within 3968 bytes (RFC 9000, Section 21.7)"}
 	}
 	if n > 0 {
 		c.rxNewCrypto = true
 	}
 	for cr.readable() > 0 {
-		a, b := cr.peek()
-		for _, part := range [][]byte{a, b} {
-			if len(part) == 0 {
-				continue
-			}
-			if err := c.tls.HandleCrypto(level, part); err != nil {
-				return err
-			}
-			cr.consume(len(part))
+		part := cr.peek()
+		if err := c.tls.HandleCrypto(level, part); err != nil {
+			return err
 		}
+		cr.consume(len(part))
 	}
 	cr.shrink() // idle connections keep no CRYPTO buffer
 	return c.processTLSEvents(now)

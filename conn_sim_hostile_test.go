@@ -10,9 +10,11 @@ import (
 
 // Peer-controlled state stays bounded: a peer that tries to exceed a limit
 // gets the connection closed with the error the RFC names, or its excess
-// is dropped. (Connection IDs issued to us: TestPeerConnIDsLimit;
-// out-of-order stream data: TestRecvBufferTooManyGaps and
-// TestRecvBufferCapacityLimit.)
+// is dropped where the RFC allows it (never data in an acknowledged packet
+// that the application would read). (Connection IDs issued to us:
+// TestPeerConnIDsLimit; fragmented stream and CRYPTO data:
+// TestSimHostileTinyStreamFrames, TestSimHostileTinyCryptoFrames and
+// TestRecvBufferFragmentation; TestRecvBufferCapacityLimit.)
 
 // Opening a stream beyond the advertised limit: "An endpoint that
 // receives a frame with a stream ID exceeding the limit it has sent MUST

@@ -166,13 +166,29 @@ func (m *streamsMap) addStream(s *stream) {
 // releaseIdle drops the map of a quiet connection that has no stream: a
 // map keeps its storage when emptied. It drops the copy of the sendable
 // queue too, which holds the streams it was last made of, finished ones
-// with their buffers among them (connection goroutine).
+// with their buffers among them (connection goroutine). The streams that
+// stay give back the chunk tables of their empty buffers (their chunks
+// went back as data was read or acknowledged): a quiet connection keeps
+// no buffer memory but for data still unread or unacknowledged.
 func (m *streamsMap) releaseIdle() {
 	m.mu.Lock()
 	if len(m.streams) == 0 {
 		m.streams = nil
 	}
+	var streams []*stream
+	if len(m.streams) > 0 {
+		streams = make([]*stream, 0, len(m.streams)) // once per quiet period
+		for _, s := range m.streams {
+			streams = append(streams, s)
+		}
+	}
 	m.mu.Unlock()
+	for _, s := range streams {
+		s.mu.Lock() // never while holding m.mu
+		s.recv.shrink()
+		s.send.shrink()
+		s.mu.Unlock()
+	}
 	m.sendableCopy = nil
 }
 

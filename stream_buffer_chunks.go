@@ -1,0 +1,226 @@
+package quic
+
+import "sync"
+
+// Storage of recvBuffer and sendBuffer: stream data lives in chunks of
+// bufChunkSize bytes, taken from a pool shared by all connections when a
+// byte first needs one and given back as soon as none of its bytes is
+// needed (read, or acknowledged). The memory of a buffer follows the data
+// it holds, within a chunk at each end of the data, whatever the offsets:
+// one byte at offset 524,287 takes one chunk, not 512 KiB.
+//
+// The byte at stream offset x lives in chunk number x / bufChunkSize, at
+// x % bufChunkSize. A chunkTable maps the numbers of a window of
+// consecutive chunks, which the owning buffer bounds (the flow-control
+// window, the send buffer's limit), to the chunks: a slice of pointers,
+// 8 bytes per 3,968 bytes of window (32 KiB for a 16 MiB one), made when
+// data first arrives and dropped when the buffer is empty and the stream
+// or the connection goes quiet (shrink).
+//
+// Chunks are not cleared on the way back to the pool: a buffer exposes
+// only bytes it stored since it took the chunk (received intervals, data
+// written and not yet acknowledged), which the fuzz tests check with
+// chunks that other tests' data went through.
+
+const (
+	// bufChunkSize is the number of data bytes in a chunk: with the
+	// interval bookkeeping of receive buffers, a chunk fills a 4 KiB
+	// allocation.
+	bufChunkSize = 3968
+	// bufChunkMaxRanges is the number of disjoint intervals of received
+	// bytes a chunk tracks: the bound on fragmentation (recvBuffer).
+	bufChunkMaxRanges = 31
+)
+
+// chunkRange is the half-open interval [start, end) of positions in a
+// chunk.
+type chunkRange struct{ start, end uint16 }
+
+// bufChunk is a chunk of stream data. n and ranges are used by receive
+// buffers only: the intervals of the chunk's positions that hold received
+// bytes not yet read, sorted, disjoint and non-adjacent.
+type bufChunk struct {
+	data   [bufChunkSize]byte
+	n      uint8
+	ranges [bufChunkMaxRanges]chunkRange
+}
+
+var chunkPool = sync.Pool{New: func() any { return new(bufChunk) }}
+
+// getChunk returns a chunk from the pool with no ranges. Its data bytes
+// are whatever the last user left.
+func getChunk() *bufChunk {
+	c := chunkPool.Get().(*bufChunk)
+	c.n = 0
+	return c
+}
+
+// putChunk gives c back to the pool; the caller holds no slice of it any
+// more.
+func putChunk(c *bufChunk) { chunkPool.Put(c) }
+
+// span returns the indexes [i, j) of c's ranges that overlap or touch
+// [s, e): those an add of [s, e) merges.
+func (c *bufChunk) span(s, e uint16) (i, j int) {
+	n := int(c.n)
+	for i < n && c.ranges[i].end < s {
+		i++
+	}
+	j = i
+	for j < n && c.ranges[j].start <= e {
+		j++
+	}
+	return i, j
+}
+
+// rangesAfterAdd returns how many ranges c would have after add(s, e, ...).
+func (c *bufChunk) rangesAfterAdd(s, e uint16) int {
+	i, j := c.span(s, e)
+	return int(c.n) - (j - i) + 1
+}
+
+// add copies the bytes of src, which belong at positions [s, e), into the
+// positions that do not hold received bytes yet, merges [s, e) into the
+// ranges and returns the number of bytes that were new. The caller checked
+// with rangesAfterAdd that the ranges fit.
+func (c *bufChunk) add(s, e uint16, src []byte) (stored int) {
+	i, j := c.span(s, e)
+	cur := s
+	for k := i; k < j; k++ {
+		r := c.ranges[k]
+		if r.start > cur {
+			stored += copy(c.data[cur:r.start], src[cur-s:])
+		}
+		cur = max(cur, r.end)
+	}
+	if cur < e {
+		stored += copy(c.data[cur:e], src[cur-s:])
+	}
+	merged := chunkRange{s, e}
+	if i < j {
+		merged.start = min(s, c.ranges[i].start)
+		merged.end = max(e, c.ranges[j-1].end)
+	}
+	// Replace ranges [i, j) by merged.
+	n := int(c.n)
+	switch d := 1 - (j - i); {
+	case d > 0: // insert
+		copy(c.ranges[i+1:n+1], c.ranges[i:n])
+	case d < 0: // remove j-i-1
+		copy(c.ranges[i+1:], c.ranges[j:n])
+	}
+	c.ranges[i] = merged
+	c.n = uint8(n + 1 - (j - i))
+	return stored
+}
+
+// find returns the range that contains position x, if any.
+func (c *bufChunk) find(x uint16) (chunkRange, bool) {
+	for k := range int(c.n) {
+		r := c.ranges[k]
+		if r.end > x {
+			return r, r.start <= x
+		}
+	}
+	return chunkRange{}, false
+}
+
+// trimFront removes the positions below x from the ranges.
+func (c *bufChunk) trimFront(x uint16) {
+	k := 0
+	for k < int(c.n) && c.ranges[k].end <= x {
+		k++
+	}
+	if k > 0 {
+		copy(c.ranges[:], c.ranges[k:c.n])
+		c.n -= uint8(k)
+	}
+	if c.n > 0 && c.ranges[0].start < x {
+		c.ranges[0].start = x
+	}
+}
+
+// chunkTable maps the numbers of a window of consecutive chunks to the
+// chunks (nil where no byte of the chunk is held): chunk number j is in
+// slots[j % len(slots)]. The owner keeps every chunk it holds in a window
+// [lo, lo+len(slots)) and calls fit before it adds a chunk beyond it.
+type chunkTable struct {
+	slots []*bufChunk
+}
+
+// get returns chunk j, or nil; j must be in the owner's window or nil
+// slots must not alias it (the owner checks).
+func (t *chunkTable) get(j uint64) *bufChunk {
+	if len(t.slots) == 0 {
+		return nil
+	}
+	return t.slots[j%uint64(len(t.slots))]
+}
+
+// slot returns the slot of chunk j, which fit made room for.
+func (t *chunkTable) slot(j uint64) **bufChunk {
+	return &t.slots[j%uint64(len(t.slots))]
+}
+
+// fit makes room for the chunk numbers [lo, hi], keeping the chunks held,
+// all of which are numbered [lo, lo+len(slots)) (and at most hi): the
+// table grows by doubling, to at most maxSlots slots (hi-lo < maxSlots).
+func (t *chunkTable) fit(lo, hi uint64, maxSlots int) {
+	need := hi - lo + 1
+	if need <= uint64(len(t.slots)) {
+		return
+	}
+	n := uint64(max(2*len(t.slots), 4))
+	n = max(n, need)
+	n = min(n, uint64(maxSlots))
+	if n < need {
+		panic("quic: chunk window beyond the buffer's bound")
+	}
+	ns := make([]*bufChunk, n)
+	for j := lo; j < lo+uint64(len(t.slots)); j++ {
+		if c := t.get(j); c != nil {
+			ns[j%n] = c
+		}
+	}
+	t.slots = ns
+}
+
+// release gives chunk j, if any, back to the pool.
+func (t *chunkTable) release(j uint64) {
+	if len(t.slots) == 0 {
+		return
+	}
+	p := t.slot(j)
+	if *p != nil {
+		putChunk(*p)
+		*p = nil
+	}
+}
+
+// releaseAll gives every chunk back to the pool and drops the table.
+func (t *chunkTable) releaseAll() {
+	for i, c := range t.slots {
+		if c != nil {
+			putChunk(c)
+			t.slots[i] = nil
+		}
+	}
+	t.slots = nil
+}
+
+// memory returns the bytes the table and its chunks take.
+func (t *chunkTable) memory() int {
+	n := 8 * cap(t.slots)
+	for _, c := range t.slots {
+		if c != nil {
+			n += 4096
+		}
+	}
+	return n
+}
+
+// maxChunkSlots returns the number of slots a window of span bytes, at
+// any offset, needs.
+func maxChunkSlots(span int) int {
+	return (span+bufChunkSize-1)/bufChunkSize + 1
+}
