@@ -320,6 +320,10 @@ func (m *streamsMap) getOrOpenPeerStream(id wire.StreamID, ft wire.FrameType, fo
 func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
 	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeStream, false)
 	if s == nil || err != nil {
+		// s == nil: the stream is closed already, so its receiving part
+		// ended: all data up to the final size was read, or the peer
+		// reset it, or the application abandoned it (CancelRead). The
+		// frame carries nothing anyone will read.
 		return err
 	}
 	if m.c.rxPacketType == wire.PacketType0RTT {
