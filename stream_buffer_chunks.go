@@ -13,7 +13,8 @@ import "sync"
 // x % bufChunkSize. A chunkTable maps the numbers of a window of
 // consecutive chunks, which the owning buffer bounds (the flow-control
 // window, the send buffer's limit), to the chunks: a slice of pointers,
-// 8 bytes per 3,968 bytes of window (32 KiB for a 16 MiB one), made when
+// 8 bytes per 3,968 bytes of window rounded up to a power of two (64 KiB
+// for a 16 MiB one at most), made when
 // data first arrives and dropped when the buffer is empty and the stream
 // or the connection goes quiet (shrink).
 //
@@ -142,8 +143,9 @@ func (c *bufChunk) trimFront(x uint16) {
 
 // chunkTable maps the numbers of a window of consecutive chunks to the
 // chunks (nil where no byte of the chunk is held): chunk number j is in
-// slots[j % len(slots)]. The owner keeps every chunk it holds in a window
-// [lo, lo+len(slots)) and calls fit before it adds a chunk beyond it.
+// slots[j % len(slots)], len(slots) a power of two. The owner keeps every
+// chunk it holds in a window [lo, lo+len(slots)) and calls fit before it
+// adds a chunk beyond it.
 type chunkTable struct {
 	slots []*bufChunk
 }
@@ -154,32 +156,34 @@ func (t *chunkTable) get(j uint64) *bufChunk {
 	if len(t.slots) == 0 {
 		return nil
 	}
-	return t.slots[j%uint64(len(t.slots))]
+	return t.slots[j&uint64(len(t.slots)-1)]
 }
 
 // slot returns the slot of chunk j, which fit made room for.
 func (t *chunkTable) slot(j uint64) **bufChunk {
-	return &t.slots[j%uint64(len(t.slots))]
+	return &t.slots[j&uint64(len(t.slots)-1)]
 }
 
 // fit makes room for the chunk numbers [lo, hi], keeping the chunks held,
 // all of which are numbered [lo, lo+len(slots)) (and at most hi): the
-// table grows by doubling, to at most maxSlots slots (hi-lo < maxSlots).
+// table grows by doubling; hi-lo < maxSlots, so it never exceeds twice
+// maxSlots.
 func (t *chunkTable) fit(lo, hi uint64, maxSlots int) {
 	need := hi - lo + 1
 	if need <= uint64(len(t.slots)) {
 		return
 	}
-	n := uint64(max(2*len(t.slots), 4))
-	n = max(n, need)
-	n = min(n, uint64(maxSlots))
-	if n < need {
+	if need > uint64(maxSlots) {
 		panic("quic: chunk window beyond the buffer's bound")
+	}
+	n := uint64(max(len(t.slots), 2))
+	for n < need {
+		n *= 2
 	}
 	ns := make([]*bufChunk, n)
 	for j := lo; j < lo+uint64(len(t.slots)); j++ {
 		if c := t.get(j); c != nil {
-			ns[j%n] = c
+			ns[j&(n-1)] = c
 		}
 	}
 	t.slots = ns

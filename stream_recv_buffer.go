@@ -121,8 +121,10 @@ func (b *recvBuffer) push(offset uint64, data []byte) (stored int, err error) {
 	}
 	first, last := offset/bufChunkSize, (end-1)/bufChunkSize
 	// Check the bound on fragmentation before changing anything. Chunks
-	// between the first and the last are filled whole.
-	if !b.fits(first, offset, end) || (last != first && !b.fits(last, offset, end)) {
+	// between the first and the last are filled whole, and in the first,
+	// data that overlaps or continues the readable bytes merges with them.
+	merges := offset < b.contig || (offset == b.contig && offset > b.off && offset%bufChunkSize != 0)
+	if (!merges && !b.fits(first, offset, end)) || (last != first && !b.fits(last, offset, end)) {
 		return 0, errRecvFragmented
 	}
 	hi := last

@@ -162,7 +162,7 @@ func TestRecvBufferAcrossChunks(t *testing.T) {
 func TestRecvBufferMemoryFollowsData(t *testing.T) {
 	b := newRecvBuffer(16 << 20)
 	recvTestPush(t, &b, 16<<20-1, 1, 1)
-	if m := b.memory(); m > 4096+8*maxChunkSlots(16<<20) {
+	if m := b.memory(); m > 4096+2*8*maxChunkSlots(16<<20) {
 		t.Fatalf("one byte at offset 16 MiB-1 takes %d bytes", m)
 	}
 	recvTestPush(t, &b, 0, 10000, 10000)
@@ -226,6 +226,37 @@ func TestRecvBufferFragmentation(t *testing.T) {
 	recvTestPush(t, &b, 0, 2*bufChunkMaxRanges, bufChunkMaxRanges) // the even offsets below 62
 	recvTestPush(t, &b, 100, 1, 1)                                 // fits now: [0,63) is one interval
 	recvTestRead(t, &b, 2*bufChunkMaxRanges+1)
+}
+
+// Data at the read offset, or right after the readable bytes, merges with
+// nothing when the readable bytes end at a chunk's end or there are none:
+// it counts toward the chunk's bound like any other.
+func TestRecvBufferFragmentationAtReadOffset(t *testing.T) {
+	fill := func(b *recvBuffer, base uint64, n int) {
+		for k := range uint64(n) {
+			recvTestPush(t, b, base+2*k+2, 1, 1)
+		}
+	}
+	// Nothing readable: [0,1) would be a 32nd interval.
+	b := newRecvBuffer(0)
+	fill(&b, 0, bufChunkMaxRanges)
+	if _, err := b.push(0, []byte{0}); !errors.Is(err, errRecvFragmented) {
+		t.Fatalf("at the read offset: %v", err)
+	}
+	// Readable bytes up to the end of chunk 0: [C, C+1) starts a 32nd
+	// interval in chunk 1.
+	b = newRecvBuffer(0)
+	recvTestPush(t, &b, 0, bufChunkSize, bufChunkSize)
+	fill(&b, bufChunkSize, bufChunkMaxRanges)
+	if _, err := b.push(bufChunkSize, []byte{0}); !errors.Is(err, errRecvFragmented) {
+		t.Fatalf("after readable bytes ending at a chunk's end: %v", err)
+	}
+	// Readable bytes ending inside the chunk: merged, accepted with 31
+	// intervals in the chunk (the readable one and 30 beyond).
+	b = newRecvBuffer(0)
+	recvTestPush(t, &b, 0, 1, 1)
+	fill(&b, 1, bufChunkMaxRanges-1)
+	recvTestPush(t, &b, 1, 2, 2)
 }
 
 // Honest senders never reach the bound: frames of 128 bytes, a fixed

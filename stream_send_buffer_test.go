@@ -415,17 +415,19 @@ func TestSendBufferWriteNextAckAlloc(t *testing.T) {
 func BenchmarkSendBufferWriteNextAck(b *testing.B) {
 	buf := newSendBuffer(1 << 20)
 	p := bufTestData(nil, 0, 1200)
+	pkt := make([]byte, 0, 1500)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(p)))
 	var inflight [16]sendTestFrame
 	for i := 0; b.Loop(); i++ {
 		buf.write(p)
-		off, data, fin, _ := buf.nextFrameData(1200)
+		off, n, fin, _ := buf.nextFrame(1200)
+		pkt = buf.appendData(pkt[:0], off, n) // into the packet
 		k := i % len(inflight)
 		if f := inflight[k]; f.n > 0 {
 			buf.onAcked(f.off, f.n, f.fin) // acknowledged 16 frames later
 		}
-		inflight[k] = sendTestFrame{off, len(data), fin}
+		inflight[k] = sendTestFrame{off, n, fin}
 	}
 }
 
