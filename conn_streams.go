@@ -725,6 +725,12 @@ func (m *streamsMap) retire(s *stream) {
 	retired := false
 	defer func() { // after m.mu is released: the tracer may write a file
 		if retired {
+			// Both buffers are empty now; the application may keep the
+			// Stream for a while, but not their chunk tables.
+			s.mu.Lock()
+			s.recv.shrink()
+			s.send.shrink()
+			s.mu.Unlock()
 			m.c.traceStreamClosed(s.id)
 		}
 	}()
