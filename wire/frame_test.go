@@ -113,6 +113,8 @@ func normalizeFrame(f *Frame) {
 			*p = nil
 		}
 	}
+	// Append encodes the ranges kept, not those the parser skipped.
+	f.Ack.IgnoredRanges = 0
 }
 
 // TestFrameTable checks, for every frame type, that appending gives the
