@@ -92,8 +92,9 @@ func frameCases() []frameCase {
 
 // normalizeFrame makes empty payload slices nil so that reflect.DeepEqual
 // compares a parsed frame (whose empty payloads are empty sub-slices) with a
-// literal one, and gives STREAM frames the type their fields encode to (a
-// peer may set the OFF bit with an offset of 0).
+// literal one, gives STREAM frames the type their fields encode to (a
+// peer may set the OFF bit with an offset of 0) and clears
+// Ack.IgnoredRanges, which Append does not encode.
 func normalizeFrame(f *Frame) {
 	if f.Type.IsStream() {
 		f.Type = FrameTypeStream
@@ -113,7 +114,6 @@ func normalizeFrame(f *Frame) {
 			*p = nil
 		}
 	}
-	// Append encodes the ranges kept, not those the parser skipped.
 	f.Ack.IgnoredRanges = 0
 }
 
