@@ -141,7 +141,7 @@ func (l *burstLoss) drop(now time.Time, _ []byte) bool {
 // the transfer completes intact.
 func TestSimFullWindowLossBursts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("32 MB through heavy loss")
+		t.Skip("24 MB through heavy loss")
 	}
 	const win = 16 << 20
 	cfg := windowConfig(win)
@@ -154,7 +154,7 @@ func TestSimFullWindowLossBursts(t *testing.T) {
 	loss := &burstLoss{rng: rand.New(rand.NewPCG(72, 1))}
 	p.client.dropOut = loss.drop
 	maxHeld := 0
-	r := simTransferWatch(t, p, 2*win, 2*win, 300*time.Second, func(s *stream) {
+	r := simTransferWatch(t, p, win+win/2, 2*win, 300*time.Second, func(s *stream) {
 		s.mu.Lock()
 		maxHeld = max(maxHeld, int(s.recv.highest()-s.recv.readOffset()))
 		s.mu.Unlock()
