@@ -14,19 +14,19 @@ import (
 // connection keeps no buffer memory at all. Measured on the live heap, so
 // the tests hold whatever the buffers are made of.
 
-// 100 streams that each carried 256 KiB and were drained (everything read
+// 100 streams that each carried 128 KiB and were drained (everything read
 // and acknowledged, the streams still open) hold next to nothing: before,
-// each side kept a ring per stream as large as the most it had held, 25
-// MiB of receive buffers on the server and 25 MiB of send buffers on the
+// each side kept a ring per stream as large as the most it had held, 12.5
+// MiB of receive buffers on the server and as much of send buffers on the
 // client (50 MiB each with the 512 KiB per stream).
 func TestSimDrainedStreamsMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("25 MB transfer")
+		t.Skip("12.5 MB transfer")
 	}
 	p := newSimPair(t, testLink, nil, 81)
 	p.connect(t)
 	before := heapInUse()
-	const n, size = 100, 256 << 10
+	const n, size = 100, 128 << 10
 	cli := make([]*stream, n)
 	written := make([]int, n)
 	for k := range cli {
