@@ -9,6 +9,10 @@ const (
 	// constructor is passed 0. Streams pass their maximum receive window
 	// instead.
 	recvBufDefaultMaxCapacity = 16 << 20
+	// recvBufGroupedAbove is how many bytes a recvBuffer holds before it
+	// takes new chunks in groups (stream_buffer_chunks.go): a reader
+	// that far behind is a bulk transfer's.
+	recvBufGroupedAbove = 64 << 10
 )
 
 var (
@@ -76,6 +80,9 @@ type recvBuffer struct {
 	held   int    // bytes stored and not consumed
 	high   uint64 // highest offset+len(data) of any accepted push
 	maxCap int    // bound on how far beyond off data is stored
+	// groupAbove is how many bytes the buffer holds before it takes
+	// chunks in groups: recvBufGroupedAbove (tests change it).
+	groupAbove int
 }
 
 // newRecvBuffer returns an empty receive buffer that stores data up to
@@ -86,7 +93,7 @@ func newRecvBuffer(maxCapacity int) recvBuffer {
 	if maxCapacity <= 0 {
 		maxCapacity = recvBufDefaultMaxCapacity
 	}
-	return recvBuffer{maxCap: maxCapacity}
+	return recvBuffer{maxCap: maxCapacity, groupAbove: recvBufGroupedAbove}
 }
 
 // push stores data received at stream offset offset and returns the number
@@ -132,14 +139,12 @@ func (b *recvBuffer) push(offset uint64, data []byte) (stored int, err error) {
 		hi = max(hi, (b.end-1)/bufChunkSize)
 	}
 	b.chunks.fit(b.off/bufChunkSize, hi, maxChunkSlots(b.maxCap))
+	grouped := b.held >= b.groupAbove
 	for j := first; j <= last; j++ {
 		base := j * bufChunkSize
 		lo, up := max(offset, base), min(end, base+bufChunkSize)
-		p := b.chunks.slot(j)
-		if *p == nil {
-			*p = getChunk()
-		}
-		stored += (*p).add(uint16(lo-base), uint16(up-base), data[lo-offset:up-offset])
+		c := b.chunks.take(j, grouped)
+		stored += c.add(uint16(lo-base), uint16(up-base), data[lo-offset:up-offset])
 	}
 	b.held += stored
 	b.end = max(b.end, end)
@@ -285,7 +290,7 @@ func (b *recvBuffer) shrink() bool {
 	if b.held != 0 || b.chunks.slots == nil {
 		return false
 	}
-	b.chunks.slots = nil
+	b.chunks.drop()
 	return true
 }
 

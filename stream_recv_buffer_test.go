@@ -150,7 +150,7 @@ func TestRecvBufferAcrossChunks(t *testing.T) {
 		b.consume(min(len(s), 700))
 		recvTestRead(t, &b, b.readable())
 		// Everything read: no chunk is kept.
-		if n := b.memory() - 8*cap(b.chunks.slots); n != 0 {
+		if n := b.memory() - b.chunks.tableBytes(); n != 0 {
 			t.Fatalf("drained buffer holds %d bytes of chunks", n)
 		}
 	}
@@ -162,15 +162,15 @@ func TestRecvBufferAcrossChunks(t *testing.T) {
 func TestRecvBufferMemoryFollowsData(t *testing.T) {
 	b := newRecvBuffer(16 << 20)
 	recvTestPush(t, &b, 16<<20-1, 1, 1)
-	if m := b.memory(); m > 4096+2*8*maxChunkSlots(16<<20) {
+	if m := b.memory(); m > 4096+24*maxChunkSlots(16<<20) {
 		t.Fatalf("one byte at offset 16 MiB-1 takes %d bytes", m)
 	}
 	recvTestPush(t, &b, 0, 10000, 10000)
-	if m := b.memory() - 8*cap(b.chunks.slots); m != 4*4096 { // [0,10000) in 3 chunks, and the last byte's
+	if m := b.memory() - b.chunks.tableBytes(); m != 4*4096 { // [0,10000) in 3 chunks, and the last byte's
 		t.Fatalf("%d bytes of chunks, want 4 chunks", m)
 	}
 	recvTestRead(t, &b, 9000)
-	if m := b.memory() - 8*cap(b.chunks.slots); m != 2*4096 {
+	if m := b.memory() - b.chunks.tableBytes(); m != 2*4096 {
 		t.Fatalf("after reading 9,000 bytes: %d bytes of chunks, want 2 chunks", m)
 	}
 	recvTestRead(t, &b, 1000)
@@ -178,6 +178,85 @@ func TestRecvBufferMemoryFollowsData(t *testing.T) {
 	if b.memory() != 0 || b.chunks.slots != nil {
 		t.Fatalf("reset kept %d bytes", b.memory())
 	}
+}
+
+// recvTestCheckGroups checks the chunk groups of t: each group's live
+// count is the number of slots holding its chunks, and a group without
+// one is given back.
+func recvTestCheckGroups(t *testing.T, ct *chunkTable) {
+	t.Helper()
+	for gi, gs := range ct.groups {
+		if gs.g == nil {
+			if gs.live != 0 {
+				t.Fatalf("group slot %d: no group, %d live chunks", gi, gs.live)
+			}
+			continue
+		}
+		n := 0
+		for _, c := range ct.slots {
+			for k := range gs.g {
+				if c == &gs.g[k] {
+					n++
+				}
+			}
+		}
+		if n == 0 || n != gs.live {
+			t.Fatalf("group slot %d: %d chunks in the table, live count %d", gi, n, gs.live)
+		}
+	}
+}
+
+// A buffer that holds a lot takes its chunks in groups of 16, one
+// allocation each, and gives every group back once its chunks are read;
+// memory stays within a group of the data at each end.
+func TestRecvBufferGroups(t *testing.T) {
+	b := newRecvBuffer(16 << 20)
+	const frame = 1200
+	var off uint64
+	for off < 4<<20 {
+		recvTestPush(t, &b, off, frame, frame)
+		off += frame
+		if b.readable() > 1<<20 { // a reader far behind
+			recvTestRead(t, &b, b.readable()-200<<10)
+		}
+		recvTestCheckGroups(t, &b.chunks)
+		if m := b.memory() - b.chunks.tableBytes(); m > b.buffered()*4096/bufChunkSize+2*chunkGroupLen*4096 {
+			t.Fatalf("%d bytes held in %d bytes of chunks", b.buffered(), m)
+		}
+	}
+	groups := 0
+	for _, gs := range b.chunks.groups {
+		if gs.g != nil {
+			groups++
+		}
+	}
+	if groups == 0 {
+		t.Fatal("no chunk groups used for a backlog of 1 MiB")
+	}
+	recvTestRead(t, &b, b.readable())
+	recvTestCheckGroups(t, &b.chunks)
+	if m := b.memory() - b.chunks.tableBytes(); m != 0 {
+		t.Fatalf("drained buffer holds %d bytes of chunks", m)
+	}
+	// Allocations, with the pools emptied: a backlog growing to 2 MiB
+	// takes a group per 16 chunks beyond the first 64 KiB, and a few
+	// tables, instead of 529 chunks.
+	b = newRecvBuffer(16 << 20)
+	data := bufTestData(nil, 0, frame)
+	runtime.GC()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for off := uint64(0); off < 2<<20; off += frame {
+		if _, err := b.push(off, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.Mallocs - before.Mallocs; n > 100 {
+		t.Errorf("a backlog of 2 MiB took %d allocations", n)
+	}
+	b.reset()
 }
 
 // The bytes allocated (not taken from the pool) to store one byte at
@@ -216,7 +295,7 @@ func TestRecvBufferFragmentation(t *testing.T) {
 	if _, err := b.push(bufChunkSize-5, bufTestData(nil, bufChunkSize-5, 100)); !errors.Is(err, errRecvFragmented) {
 		t.Fatalf("frame across chunks: %v", err)
 	}
-	if b.highest() != 2*bufChunkMaxRanges || b.buffered() != bufChunkMaxRanges || b.memory()-8*cap(b.chunks.slots) != 4096 {
+	if b.highest() != 2*bufChunkMaxRanges || b.buffered() != bufChunkMaxRanges || b.memory()-b.chunks.tableBytes() != 4096 {
 		t.Fatalf("a refused push changed the buffer: highest %d, %d bytes held", b.highest(), b.buffered())
 	}
 	// Pushes that extend or merge intervals are still accepted, and the
@@ -443,7 +522,8 @@ func recvTestPoisonPool() {
 // FuzzRecvBuffer pushes random ranges of the test stream, reads and peeks at
 // random, and compares with a model that records which offsets arrived.
 //
-// Input: 2 bytes capacity, 1 byte unused, then 5-byte operations.
+// Input: 2 bytes capacity, 1 byte for the grouping threshold (256-byte
+// units), then 5-byte operations.
 func FuzzRecvBuffer(f *testing.F) {
 	f.Add([]byte("\x00\x10\x04" + "\x00\x00\x00\x00\x04" + "\x05\x00\x10\x00\x00"))
 	f.Add([]byte("\xe8\x03\x02" + "\x01\x00\x20\x00\x01" + "\x02\x00\x00\x00\x02" + "\x83\x01\x00\x03\x00" + "\x05\xff\xff\x00\x00" + "\x06\x00\x10\x00\x00"))
@@ -458,9 +538,11 @@ func FuzzRecvBuffer(f *testing.F) {
 			return
 		}
 		recvTestPoisonPool()
-		maxCap := 1 + int(binary.LittleEndian.Uint16(in))%(4*bufChunkSize)
+		maxCap := 1 + int(binary.LittleEndian.Uint16(in))%(24*bufChunkSize)
+		groupAbove := int(in[2]) * 256
 		in = in[3:]
 		b := newRecvBuffer(maxCap)
+		b.groupAbove = groupAbove
 		defer b.reset()
 		var (
 			// The model: win[k] reports whether offset readOff+k arrived
@@ -628,6 +710,7 @@ func FuzzRecvBuffer(f *testing.F) {
 				t.Fatalf("%d chunks held, want %d", chunks, want)
 			}
 			bufCheckSet(t, recvTestRanges(&b))
+			recvTestCheckGroups(t, &b.chunks)
 		}
 	})
 }

@@ -86,11 +86,8 @@ func (b *sendBuffer) write(p []byte) int {
 	for x := b.written; x < end; {
 		j := x / bufChunkSize
 		pos := x - j*bufChunkSize
-		c := b.chunks.slot(j)
-		if *c == nil {
-			*c = getChunk()
-		}
-		x += uint64(copy((*c).data[pos:], p[x-b.written:n]))
+		c := b.chunks.take(j, false)
+		x += uint64(copy(c.data[pos:], p[x-b.written:n]))
 	}
 	b.written = end
 	return int(n)
@@ -297,7 +294,7 @@ func (b *sendBuffer) shrink() bool {
 	if b.acked != b.written || b.chunks.slots == nil {
 		return false
 	}
-	b.chunks.slots = nil
+	b.chunks.drop()
 	return true
 }
 

@@ -274,7 +274,7 @@ func TestSendBufferAcrossChunks(t *testing.T) {
 		if b.buffered() != 0 || b.sentOffset() != total {
 			t.Fatalf("round %d: buffered %d sent %d", round, b.buffered(), b.sentOffset())
 		}
-		if n := b.memory() - 8*cap(b.chunks.slots); n != 0 {
+		if n := b.memory() - b.chunks.tableBytes(); n != 0 {
 			t.Fatalf("round %d: everything acknowledged, %d bytes of chunks held", round, n)
 		}
 	}
@@ -284,7 +284,7 @@ func TestSendBufferAcrossChunks(t *testing.T) {
 // them and given back as acknowledgments pass them.
 func TestSendBufferMemoryFollowsData(t *testing.T) {
 	b := newSendBuffer(1 << 20)
-	chunks := func() int { return (b.memory() - 8*cap(b.chunks.slots)) / 4096 }
+	chunks := func() int { return (b.memory() - b.chunks.tableBytes()) / 4096 }
 	sendTestWrite(t, &b, 10000, 10000) // [0,10000): 3 chunks
 	if chunks() != 3 {
 		t.Fatalf("%d chunks for 10,000 bytes", chunks())
