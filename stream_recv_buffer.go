@@ -28,13 +28,13 @@ var (
 	// overcommitting memory, limiting the size of tracking data
 	// structures, ..." RFC 9000, Section 21.7
 	//
-	// The bound scales with the window (31 intervals per 3,968 bytes, a
-	// quarter of a million for 16 MiB) and only hostile patterns reach
-	// it: frames of 128 bytes or more, each received or lost in any
-	// pattern, leave at most 16 intervals in a chunk (each interval but
-	// those at the chunk's edges holds a whole frame and is followed by a
-	// gap), and a sender of packets of 1,200 bytes or more fills a frame
-	// per packet with far more.
+	// The bound scales with the window (31 intervals per 3,968 bytes,
+	// about 130,000 for 16 MiB) and only hostile patterns reach it:
+	// frames of 128 bytes or more, each received or lost whole in any
+	// pattern, leave at most 17 intervals in a chunk (each interval but
+	// the two at the chunk's edges holds a whole frame and is followed by
+	// a whole lost one), and a sender of packets of 1,200 bytes or more
+	// puts far more than 128 bytes in a frame.
 	errRecvFragmented = errors.New("quic: received data fragmented into more than 31 intervals within 3968 bytes")
 
 	// errRecvBufferOverflow is returned by recvBuffer.push for data that
