@@ -331,7 +331,9 @@ func isVersionNegotiation(pkt []byte) bool {
 
 // bufferUndecryptable keeps a copy of a packet whose keys are not yet
 // available, up to a small bound (RFC 9001, Section 5.7: "Endpoints ... can
-// choose to buffer ... packets"; the bound keeps memory fixed).
+// choose to buffer ... packets"; the bound keeps memory fixed). A packet is
+// acknowledged only once processed, so one dropped here is one the peer
+// will send again.
 func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
 	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
 		if buffer {

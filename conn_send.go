@@ -440,12 +440,13 @@ func (c *connState) appendFrames(now time.Time, b []byte, end int, s ackhandler.
 		if avail <= 0 {
 			break
 		}
-		off, data, _, ok := sp.crypto.send.nextFrame(avail)
+		off, n, _, ok := sp.crypto.send.nextFrame(avail)
 		if !ok {
 			break
 		}
-		b = wire.CryptoFrame{Offset: off, Data: data}.Append(b)
-		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(len(data))})
+		b = wire.CryptoFrame{Offset: off}.AppendHeader(b, n)
+		b = sp.crypto.send.appendData(b, off, n)
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(n)})
 	}
 	if s == ackhandler.SpaceApplication {
 		b = c.appendDatagramFrames(b, end)

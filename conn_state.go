@@ -265,19 +265,19 @@ type cryptoStream struct {
 func (sp *packetSpace) cryptoStream() *cryptoStream {
 	if sp.crypto == nil {
 		sp.crypto = &cryptoStream{
-			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
+			recv: newRecvBuffer(maxCryptoBufferPerLevel),
 			send: newSendBuffer(maxCryptoBufferPerLevel),
 		}
-		sp.crypto.send.pooled = true
 	}
 	return sp.crypto
 }
 
-// dropCrypto drops the space's CRYPTO stream, giving its send ring back
-// to the pool (stream_buffer_pool.go).
+// dropCrypto drops the space's CRYPTO stream, giving its chunks back to
+// the pool (stream_buffer_chunks.go).
 func (sp *packetSpace) dropCrypto() {
 	if sp.crypto != nil {
-		sp.crypto.send.free()
+		sp.crypto.send.release()
+		sp.crypto.recv.reset()
 		sp.crypto = nil
 	}
 }

@@ -352,7 +352,11 @@ func (h *SentPacketHandler) OnPacketSent(now time.Time, space Space, p SentPacke
 // to the FrameHandler and then the controller (OnCongestionEvent if
 // packets were lost or the ECN-CE count increased, then OnAck),
 // and rearms the loss detection timer. An ACK frame for a dropped space is
-// ignored.
+// ignored. Only f.Ranges is acted on: ranges the parser counted in
+// f.IgnoredRanges (a frame with more than it keeps) are treated as not
+// acknowledged by this frame, as if the peer had omitted them (RFC 9000,
+// Section 13.2.3), so the packets in them may be declared lost and, if a
+// later frame acknowledges them, are late acknowledgments.
 //
 // It returns a PROTOCOL_VIOLATION *wire.TransportError if the frame
 // acknowledges a packet number that was never sent, skipped ones
