@@ -237,9 +237,10 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 			c.migrateTo(now, i)
 		}
 	}
-	p := &ps.list[ps.rx]
-	p.recv += uint64(len(d))
-	p.lastRecv = now
+	if p := &ps.list[ps.rx]; p.inUse {
+		p.recv += uint64(len(d))
+		p.lastRecv = now
+	}
 	ps.rx = ps.active
 }
 
@@ -269,11 +270,17 @@ func (c *connState) onPathPacket(now time.Time, highest bool) {
 func (c *connState) migrateTo(now time.Time, i int) {
 	ps := &c.paths
 	old := ps.active
-	if old == i {
+	if old == i || i < 0 || !ps.list[i].inUse {
 		return
 	}
 	op, np := &ps.list[old], &ps.list[i]
 	if op.validated {
+		if f := ps.fallback; f >= 0 && f != i && f != old {
+			// One validated path to revert to is enough: the older
+			// one goes, with its connection ID.
+			ps.fallback = -1
+			c.dropPath(f)
+		}
 		ps.fallback = old
 	}
 	if ps.fallback == i {
@@ -464,9 +471,14 @@ func (c *connState) onValidated(now time.Time, i int) {
 		p.onValidated = nil
 		f(true)
 	}
-	if i == ps.active && ps.fallback >= 0 && ps.fallback != i {
+	if i == ps.active && ps.fallback >= 0 && ps.fallback != i && ps.fallback != ps.rx {
 		// The peer proved it owns its new address: the old path is no
-		// longer needed.
+		// longer needed. Unless the datagram being processed came from
+		// it: the PATH_RESPONSE validates the new path wherever it
+		// arrives (Section 8.2.3), and a NAT that rebound and flipped
+		// back puts the peer at the old address again. The old path then
+		// stays, validated, for the packet's non-probing frames to move
+		// the connection back to (onPathPacket).
 		c.dropPath(ps.fallback)
 		ps.fallback = -1
 	}
