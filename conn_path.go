@@ -304,6 +304,15 @@ func (c *connState) migrateTo(now time.Time, i int) {
 		}
 	}
 	np.hasDCID = false
+	if op.dcidSeq == c.peerIDs.curSeq {
+		// No unused ID: the one in use went on to the new path, which
+		// the exception allows "while still sending from the same local
+		// address", and the old path gives it up; its challenge
+		// (Section 9.3.3) waits for an unused ID (pathDCID): "An
+		// endpoint MUST NOT reuse a connection ID when sending to more
+		// than one destination address" (Section 9.5).
+		op.hasDCID = false
+	}
 	c.swapCongestion(now, op, np)
 	if !np.validated && !np.validating {
 		// "If the recipient permits the migration, it MUST send
