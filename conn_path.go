@@ -343,15 +343,21 @@ func (c *connState) swapCongestion(now time.Time, op, np *netPath) {
 		return
 	}
 	op.saved = &savedCongestion{cc: c.ccw.cc, rtt: *c.rtt}
+	var cc congestion.Controller
 	if s := np.saved; s != nil {
-		c.ccw.cc, *c.rtt = s.cc, s.rtt
+		cc, *c.rtt = s.cc, s.rtt
 		np.saved = nil
 	} else {
 		mad := c.rtt.MaxAckDelay()
 		c.rtt.Reset()
 		c.rtt.SetMaxAckDelay(mad)
-		c.ccw.cc = c.newController()
+		cc = c.newController()
 	}
+	// The packets in flight were sent on the old path: neither their
+	// fate nor their RTT samples go to the new path's state.
+	since, _ := c.sent.NextPacketNumber(ackhandler.SpaceApplication)
+	c.ccw.newPath(now, cc, int64(since), c.sent.BytesInFlight())
+	c.sent.IgnoreRTTSamplesBefore(since)
 	c.ccw.cc.SetMaxDatagramSize(c.maxDatagramSize)
 	// ECN capability is a property of the path: "The new path might not
 	// have the same ECN capability. Therefore, the endpoint validates ECN
