@@ -391,7 +391,9 @@ func (c *Conn) finish(cc *closedConn) {
 	}
 	var left func(*inboundDatagram)
 	if closed {
-		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
+		left = func(d *inboundDatagram) {
+			cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data), d.addrs.remote)
+		}
 	}
 	c.inbound.close(left)
 }

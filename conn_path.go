@@ -220,6 +220,10 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 		}
 		ps.rxNew = netPath{addrs: addrs}
 	}
+	if c.closeState == stateClosing && !c.closingCounts(len(d)) {
+		ps.rx = ps.active
+		return
+	}
 	before := c.packetsReceived
 	c.processDatagram(now, d, ecn)
 	if c.packetsReceived == before {
@@ -583,4 +587,37 @@ func (p *netPath) allowance() int {
 		return -1
 	}
 	return int(3*p.recv - min(p.sent, 3*p.recv))
+}
+
+// closingCounts reports whether a datagram of size bytes from the path
+// being processed counts for the closing state's answers (RFC 9000,
+// Section 10.2.1), which go to the active path. When that path is not
+// validated, only its own datagrams count, and they add to its
+// anti-amplification allowance: "an endpoint MUST limit the amount of
+// data it sends to the unvalidated address to three times the amount of
+// data received from that address" (Section 9.3.1). Without keys any
+// datagram routed to the connection is attributed to it.
+func (c *connState) closingCounts(size int) bool {
+	p := c.activePath()
+	if c.pathAllowance(p) < 0 {
+		return true
+	}
+	if c.paths.rx != c.paths.active {
+		return false
+	}
+	p.recv += uint64(size)
+	return true
+}
+
+// closeFitsPath reports whether a CONNECTION_CLOSE datagram of size bytes
+// may go to the active path, and counts it sent there if so: within the
+// anti-amplification limit of a path that is not validated (RFC 9000,
+// Sections 9.3.1 and 10.2.1).
+func (c *connState) closeFitsPath(size int) bool {
+	p := c.activePath()
+	if a := c.pathAllowance(p); a >= 0 && size > a {
+		return false
+	}
+	p.sent += uint64(size)
+	return true
 }

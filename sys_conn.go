@@ -64,6 +64,15 @@ func (m *rxMessage) peer() net.Addr {
 	return net.UDPAddrFromAddrPort(m.addr)
 }
 
+// remote returns the sender as paths know it (IPv4-mapped addresses as
+// IPv4), without allocating for UDP sockets.
+func (m *rxMessage) remote() netip.AddrPort {
+	if m.addr.IsValid() {
+		return netip.AddrPortFrom(m.addr.Addr().Unmap(), m.addr.Port())
+	}
+	return unmappedAddrPort(m.from)
+}
+
 // txBatch is a run of datagrams stored back to back in buf, that a
 // connection hands to the socket in one call. Batches are pooled, in two
 // sizes: small ones for the few datagrams of most wakeups (handshakes,

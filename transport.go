@@ -169,7 +169,7 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		}
 		return true
 	} else if r.closed != nil {
-		r.closed.handle(datagramCount(len(d), segSize), len(d))
+		r.closed.handle(datagramCount(len(d), segSize), len(d), m.remote())
 		return false
 	}
 	if !wire.IsLongHeader(d[0]) {
