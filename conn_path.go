@@ -103,6 +103,8 @@ type paths struct {
 	// and not in the table yet (rxNew holds it).
 	rx    int
 	rxNew netPath
+	// handshakeRemote is the peer's address during the handshake.
+	handshakeRemote netip.AddrPort
 	// txChallenge is the path of the PATH_CHALLENGE in the datagram being
 	// built, if any, and txChallengeIdx its index in challenges.
 	txChallenge    *netPath
@@ -183,6 +185,20 @@ func (c *connState) addPath(p netPath) int {
 	return c.paths.add(p)
 }
 
+// knownServerAddr reports, on a client, whether a is an address of the
+// server's it sent to: the handshake's, or one of a path in the table.
+func (c *connState) knownServerAddr(a netip.AddrPort) bool {
+	if a == c.paths.handshakeRemote {
+		return true
+	}
+	for i := range c.paths.list {
+		if p := &c.paths.list[i]; p.inUse && p.addrs.remote == a {
+			return true
+		}
+	}
+	return false
+}
+
 // activePath returns the path non-probing packets are sent on.
 func (c *connState) activePath() *netPath { return &c.paths.list[c.paths.active] }
 
@@ -207,15 +223,21 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 		// The handshake path's addresses were not given: the first
 		// datagram tells them.
 		*a = addrs
+		ps.handshakeRemote = addrs.remote
 		ps.rx = ps.active
 	}
 	if ps.rx < 0 {
 		// "If a client receives packets from an unknown server address,
 		// the client MUST discard these packets." (RFC 9000, Section 9)
+		// A known one at a local address the client left (it migrated,
+		// or moved to the server's preferred address, which sends from
+		// its original address until it validated the new path,
+		// Section 9.6.2) is processed, without a place in the table.
 		// "An endpoint MUST NOT initiate connection migration before the
 		// handshake is confirmed" (Section 9): a server keeps the
 		// handshake path until then.
-		if c.role == wire.RoleClient || !c.handshakeConfirmed || c.closeState != stateActive {
+		known := c.role == wire.RoleClient && c.knownServerAddr(addrs.remote)
+		if (c.role == wire.RoleClient && !known) || !c.handshakeConfirmed || c.closeState != stateActive {
 			return
 		}
 		ps.rxNew = netPath{addrs: addrs}
@@ -226,7 +248,7 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 	}
 	before := c.packetsReceived
 	c.processDatagram(now, d, ecn)
-	if c.packetsReceived == before {
+	if c.packetsReceived == before || (ps.rx < 0 && c.role == wire.RoleClient) {
 		ps.rx = ps.active
 		return // nothing authenticated: no state for the address
 	}
@@ -238,7 +260,7 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 		}
 		ps.rx = i
 		if c.rxMigrate {
-			c.migrateTo(now, i)
+			c.followPeer(now, i)
 		}
 	}
 	if p := &ps.list[ps.rx]; p.inUse {
@@ -265,7 +287,28 @@ func (c *connState) onPathPacket(now time.Time, highest bool) {
 		c.rxMigrate = true // once the path has a place in the table
 		return
 	}
-	c.migrateTo(now, c.paths.rx)
+	c.followPeer(now, c.paths.rx)
+}
+
+// followPeer moves the server to path i, where the peer sent its highest
+// non-probing packet. A path to another local address of the server (its
+// preferred address, RFC 9000, Section 9.6) is validated first: "The
+// server MUST send non-probing packets from its original address until it
+// receives a non-probing packet from the client at its preferred address
+// and until the server has validated the new path." and "The server MUST
+// probe on the path toward the client from its preferred address."
+// (Section 9.6.2) Its validation then moves the connection (onValidated).
+func (c *connState) followPeer(now time.Time, i int) {
+	ps := &c.paths
+	np := &ps.list[i]
+	if !np.validated && !localMatches(np.addrs.local, ps.list[ps.active].addrs.local) {
+		if !np.validating {
+			c.startValidation(now, np)
+		}
+		np.switchOnValidation = true
+		return
+	}
+	c.migrateTo(now, i)
 }
 
 // migrateTo makes path i the active path, on the server in response to a
