@@ -380,7 +380,7 @@ func (c *Conn) finish(cc *closedConn) {
 			c.t.handlers.remove(c.firstDstConnID, c)
 		}
 	}
-	c.t.resetTokens.update(c, c.resetTokens, nil)
+	c.forgetResetTokens()
 	c.dropParkTimer()
 	if !closed {
 		// A closed connection's tracer ends with its closing period.

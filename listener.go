@@ -111,7 +111,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	cp := connParams{
 		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
 		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
-		statelessReset: l.t.resetter, seed: randomSeed(), ecn: l.t.sock.ecn(),
+		statelessReset: l.t.statelessResetter(), seed: randomSeed(), ecn: l.t.sock.ecn(),
 		initialSeal: seal, initialOpen: open,
 	}
 	v := l.checkToken(now, hdr, addr, &cp)

@@ -85,9 +85,12 @@ type Transport struct {
 	closed closedConns
 	// resetTokens routes stateless resets (reset_tokens.go).
 	resetTokens resetTokenMap
-	resetter    *handshake.StatelessResetter
-	listener    atomic.Pointer[Listener]
-	ownConn     bool
+	// resetKey is the stateless reset key, which a Transport carrying
+	// another's connections shares (reset_tokens.go); resetMu guards it.
+	resetMu  sync.Mutex
+	resetKey *resetKey
+	listener atomic.Pointer[Listener]
+	ownConn  bool
 
 	conns         atomic.Int64 // connections not ended, closed ones included (closed_conn.go)
 	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
@@ -113,12 +116,7 @@ func (t *Transport) init() error {
 		if t.ConnectionIDGenerator == nil {
 			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
 		}
-		key := t.StatelessResetKey
-		if len(key) == 0 {
-			key = make([]byte, 32)
-			rand.Read(key)
-		}
-		t.resetter, t.initErr = handshake.NewStatelessResetter(key)
+		t.resetKey, t.initErr = newResetKey(t, t.StatelessResetKey)
 		if t.initErr != nil {
 			return
 		}
@@ -250,7 +248,7 @@ func greaseVersion(random []byte, client wire.Version) wire.Version {
 // like a short-header packet, and rate-limited.
 func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, addr net.Addr) {
 	size := min(len(d)-1, 42)
-	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 {
+	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 || t.routedElsewhere(cid) {
 		return
 	}
 	bp := getPacketBuffer() // no allocation per garbage packet
@@ -258,7 +256,7 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	b := (*bp)[:size]
 	rand.Read(b[:size-wire.StatelessResetTokenLen])
 	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
-	token := t.resetter.Token(cid)
+	token := t.statelessResetter().Token(cid)
 	copy(b[size-wire.StatelessResetTokenLen:], token[:])
 	t.stats.resetsSent.Add(1)
 	t.writeTo(b, addr)
@@ -360,7 +358,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	tr := cfg.newTracer(c, true, dcid)
 	cp := connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
-		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.resetter,
+		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.statelessResetter(),
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 		tracer: tr, ecn: t.sock.ecn(),
 	}
