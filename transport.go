@@ -85,12 +85,10 @@ type Transport struct {
 	closed closedConns
 	// resetTokens routes stateless resets (reset_tokens.go).
 	resetTokens resetTokenMap
-	// resetKey is the stateless reset key, which a Transport carrying
-	// another's connections shares (reset_tokens.go); resetMu guards it.
-	resetMu  sync.Mutex
-	resetKey *resetKey
-	listener atomic.Pointer[Listener]
-	ownConn  bool
+	resetKey    *resetKey  // shared with the Transports carrying its connections (reset_tokens.go)
+	resetMu     sync.Mutex // guards resetKey
+	listener    atomic.Pointer[Listener]
+	ownConn     bool
 
 	conns         atomic.Int64 // connections not ended, closed ones included (closed_conn.go)
 	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
