@@ -268,6 +268,12 @@ func (l *Listener) checkToken(now time.Time, hdr wire.LongHeader, addr net.Addr,
 		// client did not have a validated address" (Section 8.1.3).
 		return tokenNone
 	}
+	// "Tokens that are provided in NEW_TOKEN frames ... SHOULD NOT be
+	// accepted multiple times." (Section 8.1.4)
+	if !l.t.TokenReplayGuard.UseToken(tok.ID, tok.IssuedAt.Add(newTokenTokenLifetime), now) {
+		l.t.stats.tokensReplayed.Add(1)
+		return tokenNone
+	}
 	cp.addressValidated = true
 	return tokenValid
 }

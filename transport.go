@@ -58,6 +58,13 @@ type Transport struct {
 	// key per Transport.
 	TokenKey []byte
 
+	// TokenReplayGuard accepts each NEW_TOKEN token of TokenKey once
+	// (RFC 9000, Section 8.1.4); a token used again leaves the client's
+	// address unvalidated. Servers of a fleet sharing TokenKey need a
+	// guard they share to refuse tokens used on another server. Default:
+	// NewTokenReplayGuard(DefaultTokenReplayCapacity), for this Transport.
+	TokenReplayGuard TokenReplayGuard
+
 	// DisableGSO, DisableGRO and DisableECN turn off UDP segmentation
 	// offload, receive offload and ECN (RFC 9000, Section 13.4) on the
 	// socket; DisableBatchIO makes it read and write one datagram per
@@ -124,6 +131,9 @@ func (t *Transport) init() error {
 			rand.Read(tkey)
 		}
 		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
+		if t.TokenReplayGuard == nil {
+			t.TokenReplayGuard = NewTokenReplayGuard(DefaultTokenReplayCapacity)
+		}
 		if t.MaxHandshakes <= 0 {
 			t.MaxHandshakes = 1024
 		}

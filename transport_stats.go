@@ -24,6 +24,10 @@ type TransportStats struct {
 	// VersionNegotiationsSent counts Version Negotiation packets sent
 	// (RFC 9000, Section 6).
 	VersionNegotiationsSent uint64
+	// TokensReplayed counts Initial packets starting a connection whose
+	// NEW_TOKEN token was refused as used before
+	// (Transport.TokenReplayGuard).
+	TokensReplayed uint64
 	// PacketsDropped counts datagrams the Transport dropped before any
 	// connection processed them, and packets connections discarded, by
 	// reason. Only reasons seen are present.
@@ -40,6 +44,7 @@ type transportCounters struct {
 	handshakesStarted, handshakesCompleted, handshakesFailed atomic.Uint64
 	zeroRTTAccepted, zeroRTTRejected                         atomic.Uint64
 	retriesSent, resetsSent, versionNegotiationsSent         atomic.Uint64
+	tokensReplayed                                           atomic.Uint64
 	dropped                                                  [len(dropReasons)]atomic.Uint64
 }
 
@@ -71,6 +76,7 @@ func (t *Transport) Stats() TransportStats {
 		RetriesSent:             s.retriesSent.Load(),
 		StatelessResetsSent:     s.resetsSent.Load(),
 		VersionNegotiationsSent: s.versionNegotiationsSent.Load(),
+		TokensReplayed:          s.tokensReplayed.Load(),
 		PacketsDropped:          map[PacketDropReason]uint64{},
 		ConnectionsOpen:         t.conns.Load(),
 	}
