@@ -1,9 +1,11 @@
 package quic
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 
 	"github.com/quicstack/quic/ackhandler"
 )
@@ -289,3 +291,35 @@ func (c *basicConn) payloadLimits() (send, recv int) {
 }
 func (c *basicConn) readBatchLen() int { return 1 }
 func (c *basicConn) ecn() bool         { return false }
+
+// transientSocketErrors are the errors a read or write reports for one
+// datagram, or for the ICMP error one provoked, not for the socket: on a
+// connected UDP socket an ICMP port or host unreachable shows up as
+// ECONNREFUSED or EHOSTUNREACH on the next read; ENOBUFS and EMSGSIZE
+// concern one send. The datagram is lost and loss recovery copes; the
+// Transport goes on.
+var transientSocketErrors = [...]syscall.Errno{
+	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EHOSTUNREACH, syscall.ENETUNREACH,
+	syscall.EHOSTDOWN, syscall.ENETDOWN, syscall.ENOBUFS, syscall.EMSGSIZE,
+}
+
+// isTimeout reports whether err is a timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isTransientSocketError reports whether err concerns a datagram rather
+// than the socket (transientSocketErrors).
+func isTransientSocketError(err error) bool {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	for _, e := range transientSocketErrors {
+		if errno == e {
+			return true
+		}
+	}
+	return false
+}

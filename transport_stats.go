@@ -24,6 +24,11 @@ type TransportStats struct {
 	// VersionNegotiationsSent counts Version Negotiation packets sent
 	// (RFC 9000, Section 6).
 	VersionNegotiationsSent uint64
+	// ReadErrorsIgnored counts errors the socket reported on reads that
+	// concern a datagram, not the socket, and that the Transport went on
+	// after: on a connected UDP socket, ICMP port or host unreachable
+	// errors for datagrams sent earlier (ECONNREFUSED, EHOSTUNREACH).
+	ReadErrorsIgnored uint64
 	// TokensReplayed counts Initial packets starting a connection whose
 	// NEW_TOKEN token was refused as used before
 	// (Transport.TokenReplayGuard).
@@ -44,7 +49,7 @@ type transportCounters struct {
 	handshakesStarted, handshakesCompleted, handshakesFailed atomic.Uint64
 	zeroRTTAccepted, zeroRTTRejected                         atomic.Uint64
 	retriesSent, resetsSent, versionNegotiationsSent         atomic.Uint64
-	tokensReplayed                                           atomic.Uint64
+	tokensReplayed, readErrors                               atomic.Uint64
 	dropped                                                  [len(dropReasons)]atomic.Uint64
 }
 
@@ -77,6 +82,7 @@ func (t *Transport) Stats() TransportStats {
 		StatelessResetsSent:     s.resetsSent.Load(),
 		VersionNegotiationsSent: s.versionNegotiationsSent.Load(),
 		TokensReplayed:          s.tokensReplayed.Load(),
+		ReadErrorsIgnored:       s.readErrors.Load(),
 		PacketsDropped:          map[PacketDropReason]uint64{},
 		ConnectionsOpen:         t.conns.Load(),
 	}
