@@ -168,7 +168,8 @@ func (t *Transport) pathAddrsFor(addr net.Addr) pathAddrs {
 }
 
 // unmappedAddrPort returns addr as a netip.AddrPort with IPv4-mapped IPv6
-// addresses as IPv4, or the zero AddrPort if addr is nil or not an IP
+// addresses as IPv4 and the zone of a link-local address as its
+// interface index, or the zero AddrPort if addr is nil or not an IP
 // address and port.
 func unmappedAddrPort(addr net.Addr) netip.AddrPort {
 	if addr == nil {
@@ -178,7 +179,7 @@ func unmappedAddrPort(addr net.Addr) netip.AddrPort {
 	if !ok {
 		return netip.AddrPort{}
 	}
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	return numericZone(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
 }
 
 // localMatches reports whether two local addresses can be the same

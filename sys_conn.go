@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -322,4 +323,61 @@ func isTransientSocketError(err error) bool {
 		}
 	}
 	return false
+}
+
+// IPv6 scoped addresses (link-local ones, fe80::/10) are only meaningful
+// with the interface they belong to: the socket layer reports the
+// interface of a received datagram's source (sin6_scope_id) and
+// destination (IPV6_PKTINFO), and needs it to send back. Addresses carry
+// it as their zone, always the interface index in decimal, so that
+// addresses compare equal whichever way they were learnt; a zone by name
+// (as a user dials fe80::1%eth0) is turned into its index (numericZone).
+
+// zoneNames holds the zones of the first interface indexes, so that
+// naming the zone of a received datagram allocates nothing.
+var zoneNames = func() (z [256]string) {
+	for i := range z {
+		z[i] = strconv.Itoa(i)
+	}
+	return z
+}()
+
+// withZoneIndex returns a with the zone of interface index, if a is a
+// scoped (link-local) IPv6 address and index is not 0.
+func withZoneIndex(a netip.Addr, index uint32) netip.Addr {
+	if index == 0 || !a.Is6() || !(a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast()) {
+		return a
+	}
+	if index < uint32(len(zoneNames)) {
+		return a.WithZone(zoneNames[index])
+	}
+	return a.WithZone(strconv.FormatUint(uint64(index), 10))
+}
+
+// zoneIndex returns the interface index of a zone: a number, or the name
+// of an interface (0 if there is none of that name).
+func zoneIndex(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		return uint32(n)
+	}
+	ifi, err := net.InterfaceByName(zone)
+	if err != nil {
+		return 0
+	}
+	return uint32(ifi.Index)
+}
+
+// numericZone returns ap with its zone, if named, as the interface index.
+func numericZone(ap netip.AddrPort) netip.AddrPort {
+	z := ap.Addr().Zone()
+	if z == "" {
+		return ap
+	}
+	if _, err := strconv.ParseUint(z, 10, 32); err == nil {
+		return ap
+	}
+	return netip.AddrPortFrom(withZoneIndex(ap.Addr().WithZone(""), zoneIndex(z)), ap.Port())
 }

@@ -278,7 +278,7 @@ func (c *linuxConn) parseControl(m *rxMessage, oob []byte) {
 			m.dst = netip.AddrFrom4(p.Addr)
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
 			p := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
-			m.dst = netip.AddrFrom16(p.Addr).Unmap()
+			m.dst = withZoneIndex(netip.AddrFrom16(p.Addr).Unmap(), p.Ifindex)
 		}
 		oob = oob[min(cmsgAlign(l), len(oob)):]
 	}
@@ -294,7 +294,7 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
 	port := uint16(sa.Port>>8 | sa.Port<<8) // network byte order
 	switch sa.Family {
 	case unix.AF_INET6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), port)
+		return netip.AddrPortFrom(withZoneIndex(netip.AddrFrom16(sa.Addr).Unmap(), sa.Scope_id), port)
 	case unix.AF_INET:
 		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
 		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), port)
@@ -307,7 +307,7 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
 func (c *linuxConn) fillSockaddr(s *txScratch, ap netip.AddrPort) uint32 {
 	port := ap.Port()
 	if c.v6 {
-		s.name = unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: port>>8 | port<<8, Addr: ap.Addr().As16()}
+		s.name = unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: port>>8 | port<<8, Addr: ap.Addr().As16(), Scope_id: zoneIndex(ap.Addr().Zone())}
 		return unix.SizeofSockaddrInet6
 	}
 	a := ap.Addr().Unmap()
@@ -486,7 +486,9 @@ func (c *linuxConn) appendControl(b []byte, gso bool, segSize int, ecn ackhandle
 		} else if !to4 && src.Is6() {
 			b, d = appendCmsg(b, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, unix.SizeofInet6Pktinfo)
 			p := (*unix.Inet6Pktinfo)(unsafe.Pointer(&d[0]))
-			*p = unix.Inet6Pktinfo{Addr: src.As16()}
+			// A link-local source needs its interface, or the kernel
+			// refuses the datagram (EINVAL).
+			*p = unix.Inet6Pktinfo{Addr: src.As16(), Ifindex: zoneIndex(src.Zone())}
 		}
 	}
 	return b
