@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -44,6 +45,9 @@ type SocketInfo struct {
 type socketOptions struct {
 	disableGSO, disableGRO, disableECN, disableBatch bool
 	bufferSize                                       int
+	// receiveDrops, if set, counts the datagrams the kernel dropped for
+	// a full receive buffer, where the socket layer learns of them.
+	receiveDrops *atomic.Uint64
 }
 
 // rxMessage is one received datagram, or with GRO a run of datagrams of

@@ -145,6 +145,7 @@ func (t *Transport) init() error {
 		t.sock = newSysConn(t.Conn, socketOptions{
 			disableGSO: t.DisableGSO, disableGRO: t.DisableGRO, disableECN: t.DisableECN,
 			disableBatch: t.DisableBatchIO, bufferSize: t.SocketBufferSize,
+			receiveDrops: &t.stats.receiveDrops,
 		})
 		t.closing = make(chan struct{})
 		t.runners.ch = make(chan *Conn)
