@@ -81,7 +81,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		limit = min(limit, int(allowance))
 	}
 	active := c.activePath()
-	if a := c.pathAllowance(active); a >= 0 {
+	if a := c.activeAllowance(); a >= 0 {
 		// The same limit on a path the peer moved to, until it is
 		// validated (RFC 9000, Section 9.3.1).
 		if a < minPacketRoom+16 {

@@ -74,3 +74,56 @@ func checkActivePath(t testing.TB, c *connState) {
 		t.Fatalf("%v: active path %v in use %v, validated %v, validating %v", c.role, p.addrs, p.inUse, p.validated, p.validating)
 	}
 }
+
+// While the server has not validated the address a NAT rebinding gave
+// the client, it may send there only three times what it received (RFC
+// 9000, Section 9.3.1). The PATH_CHALLENGE it sends again on its timer,
+// when the first was lost, must find room: if data took the whole
+// allowance and the client, which only receives, sent nothing more, the
+// validation would fail and the server would return to the address the
+// client left (the randomized path test found this with seed 851 and no
+// keep-alive). Every datagram the server sends to the new address while
+// a challenge is still to come leaves room for it.
+func TestSimPathUnvalidatedKeepsChallengeRoom(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 132)
+	caddr := p.cnode.Addr()
+	a1, a2 := netsim.Addr{Host: 1, Port: 40000}, netsim.Addr{Host: 3, Port: 40001}
+	p.net.SetNAT(caddr, a1)
+	watchPaths(t, p.server)
+	p.connect(t)
+	srv := p.server.c
+	seen, dropped, checked := 0, false, 0
+	p.server.dropOut = func(now time.Time, d []byte) bool {
+		n := srv.paths.challengesSent
+		fresh := n > seen
+		seen = n
+		a := srv.activePath()
+		if a.addrs.remote != a2.AddrPort() || srv.txPath != srv.paths.active {
+			return false
+		}
+		if fresh && !dropped {
+			dropped = true
+			return true // the first challenge of a2 is lost
+		}
+		if !fresh && !a.validated && a.validating && !a.challengeToSend && a.nChallenges < maxPathChallenges {
+			checked++
+			if room := srv.pathAllowance(a); room < challengeReserve {
+				t.Errorf("after a %d-byte datagram, %d bytes of allowance left for the challenge to come", len(d), room)
+			}
+		}
+		return false
+	}
+	rebound := false
+	simDownload(t, p, 2<<20, 30*time.Second, func(got int) {
+		if !rebound && got > 512<<10 {
+			rebound = true
+			p.net.SetNAT(caddr, a2)
+		}
+	})
+	if !dropped || checked == 0 {
+		t.Fatalf("challenge dropped %v, datagrams checked %d", dropped, checked)
+	}
+	if a := srv.activePath(); a.addrs.remote != a2.AddrPort() || !a.validated {
+		t.Errorf("server on %v, validated %v", a.addrs.remote, a.validated)
+	}
+}

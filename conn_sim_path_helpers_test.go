@@ -107,28 +107,25 @@ func simDownload(t *testing.T, p *simPair, size int, limit time.Duration, during
 // a new source address with the same Destination Connection ID field
 // value, in which case it MAY continue to use the current connection ID
 // with the new remote address while still sending from the same local
-// address." (Section 9.5) The ID may then move to the new remote address,
-// from the same local one, but never go back to a path it left.
+// address." (Section 9.5) The ID in use may then follow the active path
+// to another remote address, from the same local one; it must never go
+// at once to the active path and another, and the other IDs keep to one
+// path each.
 type cidWatch struct {
 	t      testing.TB
+	e      *simEndpoint
 	rebind bool
 	last   map[wire.ConnectionID]cidPath
-	left   map[cidUse]bool
 	// reused counts datagrams that broke the rule; fatal, if set, fails
-	// the test at the first.
+	// the test at the first. moved counts the exception's uses.
 	reused, moved int
 	fatal         bool
 }
 
 type cidPath struct{ from, to netsim.Addr }
 
-type cidUse struct {
-	cid  wire.ConnectionID
-	path cidPath
-}
-
 func watchConnIDs(t testing.TB, e *simEndpoint, cidLen int, rebind bool) *cidWatch {
-	w := &cidWatch{t: t, rebind: rebind, last: map[wire.ConnectionID]cidPath{}, left: map[cidUse]bool{}, fatal: true}
+	w := &cidWatch{t: t, e: e, rebind: rebind, last: map[wire.ConnectionID]cidPath{}, fatal: true}
 	prev := e.onSend
 	e.onSend = func(from, to netsim.Addr, d []byte, challenge bool) {
 		if prev != nil {
@@ -147,21 +144,38 @@ func watchConnIDs(t testing.TB, e *simEndpoint, cidLen int, rebind bool) *cidWat
 }
 
 func (w *cidWatch) sent(cid wire.ConnectionID, p cidPath) {
-	q, ok := w.last[cid]
-	switch {
-	case !ok:
-		w.last[cid] = p
-		return
-	case q == p:
-		return
-	case w.rebind && q.from == p.from && !w.left[cidUse{cid, p}]:
-		w.moved++
-		w.left[cidUse{cid, q}] = true
-		w.last[cid] = p
+	q, seen := w.last[cid]
+	w.last[cid] = p
+	if !seen || q == p {
+		if !w.rebind || w.onActive(p) || cid != w.e.c.peerIDs.active() {
+			return
+		}
+		w.fail(cid, p, w.activePath(), "while the active path uses it")
 		return
 	}
+	if w.rebind {
+		switch {
+		case w.onActive(p) && cid == w.e.c.peerIDs.active() && q.from == p.from:
+			w.moved++
+			return
+		}
+	}
+	w.fail(cid, p, q, "before")
+}
+
+func (w *cidWatch) activePath() cidPath {
+	a := w.e.c.activePath().addrs
+	return cidPath{simAddr(a.local), simAddr(a.remote)}
+}
+
+func (w *cidWatch) onActive(p cidPath) bool {
+	a := w.e.c.activePath().addrs
+	return p.to.AddrPort() == a.remote && localMatches(a.local, p.from.AddrPort())
+}
+
+func (w *cidWatch) fail(cid wire.ConnectionID, p, q cidPath, when string) {
 	w.reused++
 	if w.fatal {
-		w.t.Fatalf("connection ID %v sent from %v to %v, and before from %v to %v", cid, p.from, p.to, q.from, q.to)
+		w.t.Fatalf("connection ID %v sent from %v to %v, and %s from %v to %v", cid, p.from, p.to, when, q.from, q.to)
 	}
 }
