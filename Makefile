@@ -136,7 +136,8 @@ interop-chromium:
 SEEDS ?= 5000
 .PHONY: paths-soak netns-paths
 paths-soak:
-	QUIC_PATH_SEEDS=$(SEEDS) QUIC_PATH_KEEPGOING=1 $(GO) test -count=1 -run 'TestSimPathRandom$$' -timeout 0 -v . | grep -E '^(ok|FAIL|---)|seeds'
+	@log=$$(mktemp); QUIC_PATH_SEEDS=$(SEEDS) QUIC_PATH_KEEPGOING=1 $(GO) test -count=1 -run 'TestSimPathRandom$$' -timeout 0 -v . >$$log 2>&1; \
+	s=$$?; if [ $$s -ne 0 ]; then grep -v -E '^(=== RUN|    --- PASS)' $$log | tail -200; else grep -E 'seeds:|^ok' $$log; fi; rm -f $$log; exit $$s
 
 # The client's NAT rebinds and flaps back during a transfer over a veth pair
 # between network namespaces (nftables SNAT); with the socket-layer tests
