@@ -303,7 +303,7 @@ func (c *basicConn) ecn() bool         { return false }
 // ECONNREFUSED or EHOSTUNREACH on the next read; ENOBUFS and EMSGSIZE
 // concern one send. The datagram is lost and loss recovery copes; the
 // Transport goes on.
-var transientSocketErrors = [...]syscall.Errno{
+var transientSocketErrors = []syscall.Errno{
 	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EHOSTUNREACH, syscall.ENETUNREACH,
 	syscall.EHOSTDOWN, syscall.ENETDOWN, syscall.ENOBUFS, syscall.EMSGSIZE,
 }
