@@ -17,12 +17,19 @@ import (
 // (conn_netns_*_test.go), on top of pathNetnsPair and pathListenUDPIn.
 
 // inNetns runs f on an OS thread moved into the network namespace ns, so
-// that the sockets f opens live there; the thread ends with f.
+// that the sockets f opens live there; the thread then returns to its
+// namespace, or ends if it cannot.
 func inNetns(t testing.TB, ns string, f func() error) {
 	t.Helper()
 	ch := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			ch <- err
+			return
+		}
+		defer home.Close()
 		fd, err := os.Open("/var/run/netns/" + ns)
 		if err != nil {
 			ch <- err
@@ -33,7 +40,11 @@ func inNetns(t testing.TB, ns string, f func() error) {
 			ch <- e
 			return
 		}
-		ch <- f()
+		err = f()
+		if _, _, e := syscall.RawSyscall(pathSysSetns, home.Fd(), syscall.CLONE_NEWNET, 0); e == 0 {
+			runtime.UnlockOSThread() // back home: the thread may serve others
+		}
+		ch <- err
 	}()
 	if err := <-ch; err != nil {
 		t.Fatal(err)
