@@ -35,7 +35,9 @@ type Transport struct {
 	// StatelessResetKey derives stateless reset tokens
 	// (HMAC-SHA256 of the connection ID). Servers of a fleet that share
 	// it can reset connections another of them lost. Default: a random
-	// key per Transport, so resets work within its lifetime only.
+	// key per Transport, so resets work within its lifetime only; a
+	// Transport that carries another's connections
+	// (Listener.SetPreferredAddress, Conn.Migrate) takes that one's key.
 	StatelessResetKey []byte
 
 	// MaxHandshakes bounds the handshakes in progress on the listener;
