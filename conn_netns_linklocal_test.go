@@ -15,8 +15,8 @@ import (
 // namespaces: a server on the wildcard address [::] answers a client at a
 // link-local address (its replies name their source with IPV6_PKTINFO,
 // which needs the interface), and a client dials the server's
-// fe80::1%iface, its replies matching the address it dialed. Both with the
-// optimized (recvmmsg) and the portable socket layer.
+// fe80::1%iface, its replies matching the address it dialed. Both with
+// batched system calls (recvmmsg, sendmmsg) and one datagram per call.
 func TestNetnsIPv6LinkLocal(t *testing.T) {
 	for _, batch := range []bool{true, false} {
 		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
