@@ -32,17 +32,27 @@ func TestSimClosingUnvalidatedPath(t *testing.T) {
 	sw, cw := newPatternWriter(ss, 0, 8<<20), newPatternWriter(cs, 1, 8<<20)
 	forwarded := false
 	p.client.onSend = func(from, to netsim.Addr, d []byte, _ bool) {
-		if !forwarded && p.sim.Elapsed() > 300*time.Millisecond {
+		if !forwarded && p.sim.Elapsed() > 300*time.Millisecond && len(d) < 100 { // a small one: an ACK
 			attacker.send = append(attacker.send, append([]byte(nil), d...))
 			anode.Wake()
 			forwarded = true
 		}
 	}
+	// Both sides read what they receive: with nothing read, both senders
+	// end up blocked on stream flow control and fall silent.
+	var readers []*patternReader
 	p.run(t, 5*time.Second, func() bool {
 		sw.step()
 		cw.step()
-		acceptAll(srv, true)
-		acceptAll(cl, true)
+		for _, s := range acceptAll(srv, true) {
+			readers = append(readers, newPatternReader(t, s, 1))
+		}
+		for _, s := range acceptAll(cl, true) {
+			readers = append(readers, newPatternReader(t, s, 0))
+		}
+		for _, r := range readers {
+			r.step(0)
+		}
 		return srv.activePath().addrs.remote == evil.AddrPort()
 	})
 	if srv.activePath().validated {
