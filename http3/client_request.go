@@ -70,7 +70,12 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 	if host == "" {
 		host = req.URL.Host
 	}
-	if !httpguts.ValidHostHeader(host) {
+	// An IPv6 zone (RFC 6874) chose the interface to dial and means
+	// nothing to the server; without it the authority is "uri-host [ ":"
+	// port ]" (RFC 9110, Section 7.2), which the server checks
+	// (validAuthority). net/http removes it from Host too.
+	host = withoutZone(host)
+	if !httpguts.ValidHostHeader(host) || !validAuthority(host) {
 		return nil, fmt.Errorf("http3: invalid host %q", host)
 	}
 	method := methodOf(req)
@@ -122,6 +127,22 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 		fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
 	}
 	return fields, nil
+}
+
+// withoutZone returns host ("[IPv6%zone]:port" or any other authority)
+// without the zone of a bracketed IPv6 address.
+func withoutZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	end := strings.IndexByte(host, ']')
+	if end < 0 {
+		return host
+	}
+	if pct := strings.IndexByte(host[:end], '%'); pct >= 0 {
+		return host[:pct] + host[end:]
+	}
+	return host
 }
 
 // validMethod reports whether m is a token (RFC 9110, Section 9.1).
