@@ -120,11 +120,20 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 		fields = append(fields, qpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(req.ContentLength, 10)})
 	}
 	if len(req.Trailer) > 0 {
+		// "A sender MUST NOT generate a trailer field unless the sender
+		// knows the corresponding header field name's definition permits
+		// the field to be sent in trailers." (RFC 9110, Section 6.5.1):
+		// those httpguts.ValidTrailerHeader refuses are neither declared
+		// nor sent (writeBody).
 		keys := make([]string, 0, len(req.Trailer))
 		for k := range req.Trailer {
-			keys = append(keys, k)
+			if httpguts.ValidTrailerHeader(k) {
+				keys = append(keys, k)
+			}
 		}
-		fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
+		if len(keys) > 0 {
+			fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
+		}
 	}
 	return fields, nil
 }
@@ -589,7 +598,7 @@ func (cc *clientConn) writeBody(str *quic.Stream, rb *requestBody, gate *continu
 		return
 	}
 	if len(req.Trailer) > 0 {
-		fields := appendHeaderFields(nil, req.Trailer, nil)
+		fields := appendHeaderFields(nil, req.Trailer, func(k string) bool { return !httpguts.ValidTrailerHeader(k) })
 		if max := cc.peerMaxFieldSectionSize(); max == 0 || fieldSectionSize(fields) <= max {
 			if b, err := cc.encodeHeaders(str.StreamID(), fields); err == nil {
 				str.Write(b)

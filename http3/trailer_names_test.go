@@ -42,3 +42,39 @@ func TestServerDropsForbiddenTrailers(t *testing.T) {
 		}
 	}
 }
+
+// The client never generates them either (RFC 9110, Section 6.5.1): a
+// request's Trailer entries that trailers may not carry are neither
+// declared nor sent. It sent them all.
+func TestClientDropsForbiddenTrailers(t *testing.T) {
+	got := make(chan http.Header, 1)
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		got <- r.Trailer.Clone()
+	}))
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", e.url+"/", pr)
+	req.Trailer = http.Header{"Content-Length": nil, "Host": nil, "Authorization": nil, "X-Ok": nil}
+	go func() {
+		io.WriteString(pw, "body")
+		req.Trailer.Set("Content-Length", "99")
+		req.Trailer.Set("Host", "evil.example")
+		req.Trailer.Set("Authorization", "Basic x")
+		req.Trailer.Set("X-Ok", "1")
+		pw.Close()
+	}()
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	tr := <-got
+	for k, vs := range tr {
+		if k != "X-Ok" && len(vs) > 0 {
+			t.Errorf("the server got trailer %s: %q", k, vs)
+		}
+	}
+	if tr.Get("X-Ok") != "1" {
+		t.Errorf("trailer X-Ok: %q", tr.Get("X-Ok"))
+	}
+}
