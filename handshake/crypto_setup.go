@@ -129,9 +129,11 @@ type CryptoSetup struct {
 	earlyAccepted bool // server: 0-RTT read keys were installed
 	complete      bool
 	err           error
-	// helloSeen and helloOffersPSK are set, on a server, by
-	// observeClientHello's hook.
-	helloSeen, helloOffersPSK bool
+	// helloSeen, helloOffersPSK and helloOffersEarly are set, on a
+	// server, by observeClientHello's hook.
+	helloSeen, helloOffersPSK, helloOffersEarly bool
+	// resumeOffered: the client tried to resume (see ResumptionOffered).
+	resumeOffered bool
 	// state is the TLS state recorded when the handshake completed, kept
 	// when conn is released.
 	state *tls.ConnectionState
@@ -268,6 +270,9 @@ func (s *CryptoSetup) NextEvent() (Event, error) {
 
 // onResumeSession decides whether 0-RTT goes ahead with a resumed session.
 func (s *CryptoSetup) onResumeSession(ss *tls.SessionState) {
+	if s.role == wire.RoleClient {
+		s.resumeOffered = true
+	}
 	r, ok := findRememberedParams(ss)
 	s.remembered, s.hasRemembered = r, ok
 	if !ss.EarlyData {
