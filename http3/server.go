@@ -69,9 +69,9 @@ type Server struct {
 	// transports are the Transports of every listener served, kept after
 	// the listeners close so that their final statistics can be read.
 	transports []*quic.Transport
-	conns     map[*serverConn]struct{}
-	closed    bool
-	connsDone *sync.Cond
+	conns      map[*serverConn]struct{}
+	closed     bool
+	connsDone  *sync.Cond
 
 	acceptCtx  context.Context // done when Serve must stop accepting
 	stopAccept context.CancelFunc
