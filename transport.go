@@ -67,6 +67,14 @@ type Transport struct {
 	// use.
 	DisableGSO, DisableGRO, DisableECN, DisableBatchIO bool
 
+	// Keys, if set, derives from one master secret the session-ticket
+	// keys of the listener's tls.Config, the address-token keys and the
+	// stateless reset key, and rotates the first two (see KeySchedule).
+	// StatelessResetKey and TokenKey, if set, take precedence for their
+	// keys, and so do WrapSession or UnwrapSession of the tls.Config.
+	// Default nil: each key as its own field says.
+	Keys *KeySchedule
+
 	// SocketBufferSize is the UDP receive and send buffer size asked of
 	// the kernel, which caps it (net.core.rmem_max and wmem_max on Linux,
 	// unless the process may override them). Default 7 MiB: a burst of
@@ -113,7 +121,11 @@ func (t *Transport) init() error {
 		if t.ConnectionIDGenerator == nil {
 			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
 		}
+		fleetReset, fleetTokens := t.fleetKeys() // keys_fleet.go
 		key := t.StatelessResetKey
+		if len(key) == 0 {
+			key = fleetReset
+		}
 		if len(key) == 0 {
 			key = make([]byte, 32)
 			rand.Read(key)
@@ -128,6 +140,9 @@ func (t *Transport) init() error {
 			rand.Read(tkey)
 		}
 		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
+		if fleetTokens != nil {
+			t.tokens = fleetTokens
+		}
 		if t.MaxHandshakes <= 0 {
 			t.MaxHandshakes = 1024
 		}
@@ -288,6 +303,7 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 	if err != nil {
 		return nil, err
 	}
+	t.configureTickets(tc)
 	l := newListener(t, tc, conf.withDefaults())
 	l.early = early
 	if !t.listener.CompareAndSwap(nil, l) {
