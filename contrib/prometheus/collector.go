@@ -144,4 +144,3 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(s.ConnectionsOpen))
 	ch <- prometheus.MustNewConstMetric(c.streams, prometheus.GaugeValue, float64(s.StreamsOpen))
 }
-
