@@ -325,6 +325,7 @@ func (c *Conn) publish() {
 	st.flushDrops(&c.t.stats)
 	cur := st.stats()
 	c.t.stats.publishFleet(&c.snapshot.stats, &cur) // only this goroutine writes the snapshot
+	c.t.stats.flushAntiReplay(st)
 	c.mu.Lock()
 	c.snapshot.stats = cur
 	c.mu.Unlock()

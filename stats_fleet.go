@@ -134,6 +134,17 @@ type fleetCounters struct {
 	migrations                           atomic.Uint64
 	packetsLost, bytesLost               atomic.Uint64
 	streamsOpen                          atomic.Int64
+	antiReplay                           [antiReplayFailed + 1]atomic.Uint64 // by antiReplayOutcome
+}
+
+// flushAntiReplay counts the outcome of a connection's anti-replay check
+// once it is known, whether or not its handshake completes (a replayed
+// flight never completes one). Only the connection's goroutine calls it.
+func (f *fleetCounters) flushAntiReplay(st *connState) {
+	if o := st.obs.antiReplay; o != antiReplayNone {
+		f.antiReplay[o].Add(1)
+		st.obs.antiReplay = antiReplayNone
+	}
 }
 
 // observeHandshake counts what a completed handshake negotiated.
@@ -191,6 +202,10 @@ func (f *fleetCounters) fill(s *TransportStats) {
 	s.PacketsLost = f.packetsLost.Load()
 	s.BytesLost = f.bytesLost.Load()
 	s.StreamsOpen = f.streamsOpen.Load()
+	s.AntiReplayAdmitted = f.antiReplay[antiReplayAdmitted].Load()
+	s.AntiReplayReplayed = f.antiReplay[antiReplayReplayed].Load()
+	s.AntiReplayTooOld = f.antiReplay[antiReplayTooOld].Load()
+	s.AntiReplayFailures = f.antiReplay[antiReplayFailed].Load()
 }
 
 // Add adds o's counts to s, for a total over several Transports (an
@@ -211,6 +226,10 @@ func (s *TransportStats) Add(o TransportStats) {
 	s.ConnectionsOpen += o.ConnectionsOpen
 	s.StreamsOpen += o.StreamsOpen
 	s.Migrations += o.Migrations
+	s.AntiReplayAdmitted += o.AntiReplayAdmitted
+	s.AntiReplayReplayed += o.AntiReplayReplayed
+	s.AntiReplayTooOld += o.AntiReplayTooOld
+	s.AntiReplayFailures += o.AntiReplayFailures
 	s.PacketsLost += o.PacketsLost
 	s.BytesLost += o.BytesLost
 	s.PacketsDropped = addCounts(s.PacketsDropped, o.PacketsDropped)

@@ -24,6 +24,14 @@ type TransportStats struct {
 	// configuration, changed transport parameters, or the anti-replay
 	// store (Listener.AntiReplay).
 	ZeroRTTOffered, ZeroRTTAccepted, ZeroRTTRejected uint64
+	// AntiReplayAdmitted, AntiReplayReplayed, AntiReplayTooOld and
+	// AntiReplayFailures count the outcomes of the anti-replay check of
+	// 0-RTT (Config.AntiReplay), whether or not the handshake then
+	// completed: the store admitted the ticket; it had seen the ticket (a
+	// replay, or a client reusing a ticket); the ticket was older than
+	// Config.AntiReplayWindow; the store failed or timed out. All but
+	// the first declined 0-RTT.
+	AntiReplayAdmitted, AntiReplayReplayed, AntiReplayTooOld, AntiReplayFailures uint64
 	// ResumptionOffered counts completed handshakes in which the client
 	// tried to resume a TLS session (a client had a session; a server
 	// saw the pre_shared_key extension), ResumptionAccepted those that
