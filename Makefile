@@ -6,6 +6,8 @@
 #   make cover   test coverage report (coverage.out, coverage.html)
 #   make demo    the README's main job: HTTP/3 server and client on loopback
 #   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
+#   make contrib the modules under contrib/ (Prometheus collector, Redis anti-replay)
+#   make fleet   the multi-namespace fleet test (nftables balancer, three servers)
 
 GO       ?= go
 FUZZTIME ?= 30s
@@ -13,11 +15,11 @@ BENCH    ?= .
 PKGS     ?= ./...
 INTEROP  := internal/interop
 
-.PHONY: all test fmt-check vet unit interop fuzz bench cover demo perf
+.PHONY: all test fmt-check vet unit interop contrib fuzz bench cover demo perf
 
 all: test
 
-test: fmt-check vet unit interop
+test: fmt-check vet unit interop contrib
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -42,6 +44,22 @@ interop:
 		cd $(INTEROP) && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
 		$(GO) test -count=1 -run '^(TestFeatures0RTTQuicGoClientOurServer|TestInteropCases)$$/^zerortt$$/^quic-go' ./...; \
 	else echo "interop: no $(INTEROP)/go.mod yet, skipping"; fi
+
+# The modules under contrib/ have their own go.mod, so that the library
+# does not depend on a Redis or Prometheus client. Their tests need
+# redis-server (Debian's redis-server, installed when missing) and
+# promtool (extracted from Debian's prometheus package into a cache
+# directory, without installing the package or its service).
+PROMTOOL_DIR ?= $(HOME)/.cache/quicstack-promtool
+contrib:
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+	@command -v promtool >/dev/null 2>&1 || [ -x $(PROMTOOL_DIR)/usr/bin/promtool ] || { \
+		mkdir -p $(PROMTOOL_DIR) && cd $(PROMTOOL_DIR) && apt-get download prometheus && dpkg-deb -x prometheus_*.deb . ; }
+	@for m in contrib/prometheus contrib/redis; do \
+		[ -f $$m/go.mod ] || continue; \
+		echo "== $$m"; \
+		(cd $$m && $(GO) vet ./... && PROMTOOL=$${PROMTOOL:-$$(command -v promtool || echo $(PROMTOOL_DIR)/usr/bin/promtool)} $(GO) test -race -count=1 ./...) || exit 1; \
+	done
 
 # Runs each fuzz target of each package for FUZZTIME. go test accepts only
 # one -fuzz target per invocation, so targets are listed first.
