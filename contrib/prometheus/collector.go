@@ -21,6 +21,7 @@
 //	quic_version_negotiations_sent_total, quic_migrations_total      counters
 //	quic_lost_packets_total, quic_lost_bytes_total                   counters
 //	quic_dropped_packets_total{reason}                               counter
+//	quic_anti_replay_checks_total{outcome}                           counter
 //	quic_connections_open, quic_streams_open                         gauges
 package prometheus
 
@@ -51,6 +52,7 @@ type Collector struct {
 	suite    *prometheus.Desc
 	group    *prometheus.Desc
 	dropped  *prometheus.Desc
+	replay   *prometheus.Desc
 	conns    *prometheus.Desc
 	streams  *prometheus.Desc
 }
@@ -78,6 +80,7 @@ func NewCollector(stats func() quic.TransportStats, o Opts) *Collector {
 		suite:   desc("handshakes_by_cipher_suite_total", "Completed handshakes by TLS cipher suite.", "cipher_suite"),
 		group:   desc("handshakes_by_key_exchange_total", "Completed handshakes by TLS key exchange group (none: resumed without a key exchange).", "group"),
 		dropped: desc("dropped_packets_total", "Datagrams and packets dropped, by reason.", "reason"),
+		replay:  desc("anti_replay_checks_total", "0-RTT anti-replay checks by outcome: admitted, replayed, too_old, failed (store error or timeout).", "outcome"),
 		conns:   desc("connections_open", "Connections not ended, those closing or draining included."),
 		streams: desc("streams_open", "Streams not finished in both directions."),
 	}
@@ -106,7 +109,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, k := range c.counters {
 		ch <- k.desc
 	}
-	for _, d := range []*prometheus.Desc{c.hist, c.version, c.suite, c.group, c.dropped, c.conns, c.streams} {
+	for _, d := range []*prometheus.Desc{c.hist, c.version, c.suite, c.group, c.dropped, c.replay, c.conns, c.streams} {
 		ch <- d
 	}
 }
@@ -140,6 +143,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for r, n := range s.PacketsDropped {
 		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(n), string(r))
+	}
+	for outcome, n := range map[string]uint64{"admitted": s.AntiReplayAdmitted, "replayed": s.AntiReplayReplayed,
+		"too_old": s.AntiReplayTooOld, "failed": s.AntiReplayFailures} {
+		ch <- prometheus.MustNewConstMetric(c.replay, prometheus.CounterValue, float64(n), outcome)
 	}
 	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(s.ConnectionsOpen))
 	ch <- prometheus.MustNewConstMetric(c.streams, prometheus.GaugeValue, float64(s.StreamsOpen))

@@ -110,6 +110,7 @@ func TestCollectorPromtool(t *testing.T) {
 		`quic_zero_rtt_accepted_total{socket="test"} 1`,
 		`quic_connections_open{socket="test"} 2`,
 		`quic_handshakes_by_key_exchange_total{group="`,
+		`quic_anti_replay_checks_total{outcome="failed",socket="test"} 0`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("exposition lacks %s:\n%s", want, text)
