@@ -84,7 +84,12 @@ type Transport struct {
 
 	initOnce sync.Once
 	sock     sysConn
-	rxCur    *rxMessage // the datagram being routed (read loop only)
+	// rxCur is the datagram being routed on the slow path (new
+	// connections, resets, version negotiation), which slowMu serializes
+	// when several sockets are read at once (transport_reuseport.go).
+	rxCur    *rxMessage
+	slowMu   sync.Mutex
+	extraRx  extraSockets // more sockets to read (transport_reuseport.go)
 	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
@@ -158,7 +163,8 @@ func (t *Transport) init() error {
 		t.closing = make(chan struct{})
 		t.runners.ch = make(chan *Conn)
 		t.wg.Add(1)
-		go t.readLoop()
+		go t.readLoop(t.sock, true)
+		t.startExtraReaders()
 	})
 	return t.initErr
 }
@@ -187,6 +193,11 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		r.closed.handle(datagramCount(len(d), segSize), len(d))
 		return false
 	}
+	// The slow path answers from the address the datagram came to
+	// (rxCur), one socket's read loop at a time.
+	t.slowMu.Lock()
+	t.rxCur = m
+	defer func() { t.rxCur = nil; t.slowMu.Unlock() }()
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
 			return c.enqueue(t.inboundFor(d, bp, segSize, m))
@@ -442,6 +453,7 @@ func (t *Transport) shutdown(closedWait time.Duration) {
 		} else {
 			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
 		}
+		t.extraRx.unblock()
 	})
 }
 
