@@ -28,10 +28,12 @@ import (
 // which reads the other generation (InheritReusePort). In ShareMode both
 // processes take new connections; in TakeOverMode only the new one does,
 // while the old one finishes its own connections, whose IDs still reach
-// it; once it has exited the new one reads its generation too
-// (AdoptPredecessor), and a third process can take over from the second
-// with the same sockets. The sockets stay open as long as one process
-// holds them.
+// it; once it has exited, a third process can take over from the second
+// with the old one's sockets. The sockets stay open as long as one
+// process holds them. A generation is read by one process at a time:
+// datagrams that arrive for an exited process's connections wait in its
+// sockets until the next process that takes them over reads them and
+// answers with stateless resets.
 //
 // A ReusePortGroup's methods are safe for concurrent use.
 type ReusePortGroup struct {
@@ -129,13 +131,9 @@ func (g *ReusePortGroup) Files() ([]*os.File, error) {
 	return fs, nil
 }
 
-// AdoptPredecessor makes this process read the other generation too,
-// once the process it inherited the group from has exited (or will
-// never send from it again): datagrams still arriving for that
-// process's connections then get a stateless reset from this one when
-// the fleet shares its reset key (Transport.Keys). In ShareMode it also
-// makes this process take all new connections. It does nothing the
-// second time.
+// AdoptPredecessor tells the group that the process it inherited the
+// sockets from has exited: in ShareMode, this process then takes all new
+// connections. In TakeOverMode it already does, and nothing changes.
 func (g *ReusePortGroup) AdoptPredecessor() error {
 	g.mu.Lock()
 	if g.adopted {
@@ -143,17 +141,8 @@ func (g *ReusePortGroup) AdoptPredecessor() error {
 		return nil
 	}
 	g.adopted = true
-	t := g.t
 	g.mu.Unlock()
-	if err := g.attach(g.gen*g.n, g.n); err != nil {
-		return err
-	}
-	if t != nil {
-		for _, c := range g.generation(1 - g.gen) {
-			t.addReadSocket(c)
-		}
-	}
-	return nil
+	return g.attach(g.gen*g.n, g.n)
 }
 
 // Close closes this process's handles of the group's sockets (the

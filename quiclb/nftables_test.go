@@ -32,10 +32,16 @@ func TestNFTablesRuleset(t *testing.T) {
 	}
 	vip := NFTablesOptions{VIP: netip.MustParseAddrPort("192.0.2.1:443")}
 	for name, f := range map[string]func() error{
-		"key":       func() error { _, err := NFTablesRuleset(Config{ServerIDLen: 2, NonceLen: 6, Key: testKey}, 0, backends, vip); return err },
-		"no VIP":    func() error { _, err := NFTablesRuleset(c, 0, backends, NFTablesOptions{}); return err },
-		"empty":     func() error { _, err := NFTablesRuleset(c, 0, nil, vip); return err },
-		"wrong sid": func() error { _, err := NFTablesRuleset(c, 0, []Backend{{ServerID: []byte{1}, Addr: backends[0].Addr}}, vip); return err },
+		"key": func() error {
+			_, err := NFTablesRuleset(Config{ServerIDLen: 2, NonceLen: 6, Key: testKey}, 0, backends, vip)
+			return err
+		},
+		"no VIP": func() error { _, err := NFTablesRuleset(c, 0, backends, NFTablesOptions{}); return err },
+		"empty":  func() error { _, err := NFTablesRuleset(c, 0, nil, vip); return err },
+		"wrong sid": func() error {
+			_, err := NFTablesRuleset(c, 0, []Backend{{ServerID: []byte{1}, Addr: backends[0].Addr}}, vip)
+			return err
+		},
 		"duplicate": func() error { _, err := NFTablesRuleset(c, 0, []Backend{backends[0], backends[0]}, vip); return err },
 	} {
 		if f() == nil {

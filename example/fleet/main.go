@@ -14,7 +14,9 @@
 // it reads N sockets per generation of a quic.ReusePortGroup; SIGUSR2
 // then restarts it gracefully: it starts a new copy of itself with the
 // group's sockets, which takes every new connection, while this one
-// finishes its own and exits. SIGINT and SIGTERM stop it gracefully.
+// finishes its own and exits. SIGUSR1 starts a copy that shares the port
+// and the new connections with this one. SIGINT and SIGTERM stop it
+// gracefully.
 //
 // The protocol (ALPN "fleet") is one request per stream: "id" answers
 // "<server ID> <pid>", "bytes N" N bytes of a fixed pattern, "stats" the
@@ -131,6 +133,7 @@ func nft(args []string, out io.Writer) error {
 const (
 	envInheritGen = "FLEET_INHERIT_GEN" // the predecessor's generation
 	envSockets    = "FLEET_SOCKETS"     // files 3 .. 3+2N-1 are the group's; 3+2N is the predecessor's pipe
+	envShare      = "FLEET_SHARE"       // share the port rather than take it over
 )
 
 func serve(args []string) error {
@@ -175,7 +178,11 @@ func serve(args []string) error {
 			files = append(files, os.NewFile(uintptr(3+i), "socket"))
 		}
 		predecessor = os.NewFile(uintptr(3+2*n), "predecessor")
-		group, err = quic.InheritReusePort(files, prev, quic.TakeOverMode, quic.ReusePortConfig{Sockets: n, ConnectionIDGenerator: gen})
+		mode := quic.TakeOverMode
+		if os.Getenv(envShare) != "" {
+			mode = quic.ShareMode
+		}
+		group, err = quic.InheritReusePort(files, prev, mode, quic.ReusePortConfig{Sockets: n, ConnectionIDGenerator: gen})
 		for _, f := range files {
 			f.Close()
 		}
@@ -205,6 +212,8 @@ func serve(args []string) error {
 	if group != nil {
 		g = group.Generation()
 	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
 	fmt.Printf("fleet: listening %s server-id %s pid %d generation %d\n", tr.Conn.LocalAddr(), *sidHex, os.Getpid(), g)
 	if predecessor != nil {
 		// The predecessor closes its end when it exits: from then on its
@@ -212,7 +221,7 @@ func serve(args []string) error {
 		go func() {
 			io.Copy(io.Discard, predecessor)
 			group.AdoptPredecessor()
-			fmt.Printf("fleet: pid %d: predecessor gone, reading its sockets\n", os.Getpid())
+			fmt.Printf("fleet: pid %d: predecessor gone\n", os.Getpid())
 		}()
 	}
 
@@ -220,20 +229,22 @@ func serve(args []string) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { acceptLoop(ctx, l, tr, sid) })
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR2)
 	for sig := range sigs {
-		if sig == syscall.SIGUSR2 {
+		if sig == syscall.SIGUSR1 || sig == syscall.SIGUSR2 {
 			if group == nil {
-				fmt.Println("fleet: SIGUSR2 needs -sockets")
+				fmt.Println("fleet: SIGUSR1 and SIGUSR2 need -sockets")
 				continue
 			}
-			pipe, err := startSuccessor(group)
+			share := sig == syscall.SIGUSR1
+			pipe, err := startSuccessor(group, share)
 			if err != nil {
 				fmt.Println("fleet: restart failed:", err)
 				continue
 			}
 			defer pipe.Close() // the successor sees us exit
+			if share {
+				continue
+			}
 		}
 		break
 	}
@@ -256,7 +267,7 @@ func serve(args []string) error {
 // startSuccessor starts a copy of this program that takes the group
 // over, and returns the write end of the pipe whose closing tells it this
 // process exited.
-func startSuccessor(group *quic.ReusePortGroup) (*os.File, error) {
+func startSuccessor(group *quic.ReusePortGroup, share bool) (*os.File, error) {
 	files, err := group.Files()
 	if err != nil {
 		return nil, err
@@ -279,6 +290,9 @@ func startSuccessor(group *quic.ReusePortGroup) (*os.File, error) {
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = append(files, r)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", envInheritGen, group.Generation()), fmt.Sprintf("%s=%d", envSockets, len(files)/2))
+	if share {
+		cmd.Env = append(cmd.Env, envShare+"=1")
+	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil, err
