@@ -156,3 +156,20 @@ linkem-check:
 	@log=$$(mktemp); LINKEM_CHECK=1 $(GO) test -count=1 -v -run '^TestCheck' -timeout 10m ./internal/linkem >$$log 2>&1; \
 	s=$$?; grep -E '^\s+check_linux_test|^(--- |ok|FAIL)' $$log | sed 's/^ *check_linux_test.go:[0-9]*: //'; \
 	if [ $$s -ne 0 ]; then tail -20 $$log; fi; rm -f $$log; exit $$s
+
+# The fleet tests (internal/fleettest, needs root): three servers of
+# example/fleet in network namespaces behind a balancer namespace running
+# the nftables ruleset of quiclb.NFTablesRuleset (a client moving
+# mid-download, 0-RTT on another server, a killed server's clients reset
+# by a live one), two processes sharing a port through a
+# quic.ReusePortGroup, and graceful restarts under load for
+# FLEET_RESTART_DURATION (default 60s). Installs Debian's nftables when
+# missing. Prints what happened.
+FLEET_RESTART_DURATION ?= 60s
+.PHONY: fleet
+fleet:
+	@command -v nft >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nftables; }
+	@log=$$(mktemp); FLEET=1 FLEET_RESTART_DURATION=$(FLEET_RESTART_DURATION) $(GO) test -count=1 -v -timeout 15m \
+		-run '^(TestFleet|TestTwoProcessesOnePort|TestRollingRestart)$$' ./internal/fleettest >$$log 2>&1; \
+	s=$$?; grep -E 'fleet: |^(--- |ok|FAIL|PASS)' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s

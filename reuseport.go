@@ -43,6 +43,7 @@ type ReusePortGroup struct {
 	cidLen int
 	idGen  *reusePortIDGenerator
 
+	share     bool // inherited in ShareMode
 	mu        sync.Mutex
 	t         *Transport
 	adopted   bool
@@ -133,10 +134,11 @@ func (g *ReusePortGroup) Files() ([]*os.File, error) {
 
 // AdoptPredecessor tells the group that the process it inherited the
 // sockets from has exited: in ShareMode, this process then takes all new
-// connections. In TakeOverMode it already does, and nothing changes.
+// connections. In TakeOverMode it already does, and nothing changes (a
+// successor of this process may have taken over since).
 func (g *ReusePortGroup) AdoptPredecessor() error {
 	g.mu.Lock()
-	if g.adopted {
+	if g.adopted || !g.share {
 		g.mu.Unlock()
 		return nil
 	}

@@ -61,7 +61,7 @@ func InheritReusePort(files []*os.File, prevGen int, mode InheritMode, cfg Reuse
 	if len(files) == 0 || len(files)%2 != 0 || len(files) > 256 || prevGen < 0 || prevGen > 1 {
 		return nil, errors.New("quic: InheritReusePort needs the two generations of a group")
 	}
-	g := &ReusePortGroup{n: len(files) / 2, gen: 1 - prevGen}
+	g := &ReusePortGroup{n: len(files) / 2, gen: 1 - prevGen, share: mode == ShareMode}
 	if err := g.initIDs(cfg); err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func nft(args []string, out io.Writer) error {
 // Environment of a successor started by a graceful restart.
 const (
 	envInheritGen = "FLEET_INHERIT_GEN" // the predecessor's generation
-	envSockets    = "FLEET_SOCKETS"     // files 3 .. 3+2N-1 are the group's; 3+2N is the predecessor's pipe
+	envSockets    = "FLEET_SOCKETS"     // files 3 .. 3+2N-1 are the group's; 3+2N the predecessor's pipe, 3+2N+1 the ready pipe
 	envShare      = "FLEET_SHARE"       // share the port rather than take it over
 )
 
@@ -168,7 +168,7 @@ func serve(args []string) error {
 
 	var tr *quic.Transport
 	var group *quic.ReusePortGroup
-	var predecessor *os.File
+	var predecessor, ready *os.File
 	switch {
 	case os.Getenv(envInheritGen) != "":
 		prev, _ := strconv.Atoi(os.Getenv(envInheritGen))
@@ -178,6 +178,7 @@ func serve(args []string) error {
 			files = append(files, os.NewFile(uintptr(3+i), "socket"))
 		}
 		predecessor = os.NewFile(uintptr(3+2*n), "predecessor")
+		ready = os.NewFile(uintptr(3+2*n+1), "ready")
 		mode := quic.TakeOverMode
 		if os.Getenv(envShare) != "" {
 			mode = quic.ShareMode
@@ -215,6 +216,10 @@ func serve(args []string) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
 	fmt.Printf("fleet: listening %s server-id %s pid %d generation %d\n", tr.Conn.LocalAddr(), *sidHex, os.Getpid(), g)
+	if ready != nil {
+		ready.Write([]byte("ready\n")) // the predecessor may stop listening
+		ready.Close()
+	}
 	if predecessor != nil {
 		// The predecessor closes its end when it exits: from then on its
 		// generation is ours to read.
@@ -248,7 +253,10 @@ func serve(args []string) error {
 		}
 		break
 	}
-	// Stop taking connections and let the open ones finish.
+	// Stop taking connections and let the open ones finish. Connections
+	// whose first packets were steered here before the successor took
+	// over are still accepted for a second.
+	time.Sleep(time.Second)
 	l.Close()
 	deadline := time.Now().Add(*drain)
 	for tr.Stats().ConnectionsOpen > 0 && time.Now().Before(deadline) {
@@ -282,22 +290,36 @@ func startSuccessor(group *quic.ReusePortGroup, share bool) (*os.File, error) {
 		return nil, err
 	}
 	defer r.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer readyR.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.ExtraFiles = append(files, r)
+	cmd.ExtraFiles = append(files, r, readyW)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", envInheritGen, group.Generation()), fmt.Sprintf("%s=%d", envSockets, len(files)/2))
 	if share {
 		cmd.Env = append(cmd.Env, envShare+"=1")
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
 		w.Close()
 		return nil, err
 	}
 	go cmd.Wait()
+	// Wait until the successor listens: only then do new connections
+	// stop coming here.
+	readyR.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := readyR.Read(make([]byte, 8)); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("successor not ready: %w", err)
+	}
 	return w, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,6 +91,7 @@ type server struct {
 	lines chan string // its output, line by line
 	mu    sync.Mutex
 	log   []string
+	pids  []int // of the processes that printed their listening line
 }
 
 // startServer runs bin serve args (in network namespace ns unless empty)
@@ -112,6 +114,11 @@ func startServer(t *testing.T, ns, bin string, args ...string) *server {
 		for sc.Scan() {
 			s.mu.Lock()
 			s.log = append(s.log, sc.Text())
+			if i := strings.Index(sc.Text(), " pid "); i > 0 && strings.Contains(sc.Text(), "fleet: listening") {
+				var pid int
+				fmt.Sscanf(sc.Text()[i:], " pid %d", &pid)
+				s.pids = append(s.pids, pid)
+			}
 			s.mu.Unlock()
 			select {
 			case s.lines <- sc.Text():
@@ -120,7 +127,23 @@ func startServer(t *testing.T, ns, bin string, args ...string) *server {
 		}
 		close(s.lines)
 	}()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		// The processes it started (graceful restarts) too: they hold
+		// the output pipe, which go test waits for.
+		cmd.Process.Kill()
+		s.mu.Lock()
+		pids := s.pids
+		s.mu.Unlock()
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		cmd.Wait()
+		for _, pid := range pids {
+			for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	})
 	s.waitLine(t, "fleet: listening")
 	return s
 }
