@@ -173,3 +173,12 @@ fleet:
 		-run '^(TestFleet|TestTwoProcessesOnePort|TestRollingRestart)$$' ./internal/fleettest >$$log 2>&1; \
 	s=$$?; grep -E 'fleet: |^(--- |ok|FAIL|PASS)' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
 	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
+
+# Handshakes per second and bulk throughput of example/fleet with one
+# socket and with a ReusePortGroup (two sockets per generation), clients
+# on the same machine (internal/fleettest/measure_test.go).
+.PHONY: fleet-bench
+fleet-bench:
+	@log=$$(mktemp); FLEET_BENCH=1 $(GO) test -count=1 -v -timeout 10m -run '^TestMeasureReusePort$$' ./internal/fleettest >$$log 2>&1; \
+	s=$$?; grep -E 'fleet: ' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: fleet: //'; \
+	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s

@@ -237,3 +237,5 @@ func listenUDPIn(t *testing.T, ns, addr string) *net.UDPConn {
 func names(prefix string, i int) string { return fmt.Sprintf("%s%d_%d", prefix, os.Getpid()%100000, i) }
 
 var _ = io.EOF
+
+func runtimeCPUs() int { return runtime.NumCPU() }
