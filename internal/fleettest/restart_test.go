@@ -260,7 +260,7 @@ func TestRollingRestart(t *testing.T) {
 		})
 	}
 	restarts := 0
-	for time.Now().Add(duration/5).Before(stop.Add(time.Second)) {
+	for time.Now().Add(duration / 5).Before(stop.Add(time.Second)) {
 		time.Sleep(duration / 5)
 		syscall.Kill(pid, syscall.SIGUSR2)
 		next := successorPid(t, s, pid)
