@@ -3,11 +3,12 @@ package handshake
 import (
 	"bytes"
 	"crypto/tls"
+	"io"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
 
-	"github.com/quicstack/quic/wire"
 )
 
 // TestRotatingTokenProtector seals NEW_TOKEN and Retry tokens in one
@@ -75,21 +76,72 @@ func TestSessionTicketEpochs(t *testing.T) {
 }
 
 // mustSessionBytes returns the serialized state of a real session, from
-// a handshake whose server captures it when it issues its ticket.
-func mustSessionBytes(t *testing.T) []byte {
+// a TLS 1.3 handshake over a pipe whose server captures it when it issues
+// its ticket.
+func mustSessionBytes(t testing.TB) []byte {
 	t.Helper()
-	var got []byte
 	pki := newTestPKI(t)
-	stls, ctls := pki.serverTLS(), pki.clientTLS()
+	stls, ctls := pki.serverTLS().Clone(), pki.clientTLS().Clone()
+	stls.MinVersion, ctls.MinVersion = tls.VersionTLS13, tls.VersionTLS13
 	ctls.ClientSessionCache = tls.NewLRUClientSessionCache(1)
+	got := make(chan []byte, 1)
 	stls.WrapSession = func(_ tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
 		b, err := ss.Bytes()
-		got = b
+		select {
+		case got <- b:
+		default:
+		}
 		return b, err
 	}
-	runHandshake(t, &Config{TLS: ctls, Params: testParams(wire.RoleClient)}, &Config{TLS: stls, Params: testParams(wire.RoleServer)})
-	if got == nil {
-		t.Fatal("no session ticket issued")
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go func() {
+		s := tls.Server(a, stls)
+		if s.Handshake() == nil {
+			io.Copy(io.Discard, s)
+		}
+	}()
+	c := tls.Client(b, ctls)
+	if err := c.Handshake(); err != nil {
+		t.Fatal(err)
 	}
-	return got
+	go c.Read(make([]byte, 1)) // takes in the ticket
+	select {
+	case s := <-got:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("no session ticket issued")
+		return nil
+	}
+}
+
+// FuzzUnwrapSession feeds arbitrary ticket identities, which clients
+// choose, to a server's UnwrapSession: never a panic or an error (an
+// unusable ticket means a full handshake). That damaged tickets give no
+// session is TestSessionTicketEpochs's.
+func FuzzUnwrapSession(f *testing.F) {
+	keys, _ := NewEpochKeys(bytes.Repeat([]byte{5}, 32), "ticket ", time.Hour)
+	now := time.Date(2030, 1, 1, 10, 30, 0, 0, time.UTC)
+	c := &tls.Config{Time: func() time.Time { return now }}
+	ConfigureSessionTickets(c, keys)
+	ss, err := tls.ParseSessionState(mustSessionBytes(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	ticket, _ := c.WrapSession(tls.ConnectionState{}, ss)
+	f.Add(ticket)
+	f.Add([]byte{})
+	f.Add(ticket[:ticketHeaderLen+16])
+	f.Fuzz(func(t *testing.T, id []byte) {
+		got, err := c.UnwrapSession(id, tls.ConnectionState{})
+		if err != nil {
+			t.Fatalf("UnwrapSession returned an error: %v", err)
+		}
+		if got != nil {
+			if _, err := got.Bytes(); err != nil {
+				t.Fatalf("session from %x does not serialize: %v", id, err)
+			}
+		}
+	})
 }
