@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-
 )
 
 // TestRotatingTokenProtector seals NEW_TOKEN and Retry tokens in one
