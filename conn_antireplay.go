@@ -111,6 +111,10 @@ type AntiReplayCache struct {
 	mu   sync.Mutex
 	size int
 	keys map[string]time.Time // key -> expiry
+	// swept is when a full cache last looked for expired keys: it looks
+	// at most once a second, so that a full cache refuses in constant
+	// time rather than walking every key for every handshake.
+	swept time.Time
 }
 
 // NewAntiReplayCache returns an AntiReplayCache of size keys (0 means
@@ -130,15 +134,16 @@ func (a *AntiReplayCache) Admit(_ context.Context, key []byte, ttl time.Duration
 	if exp, ok := a.keys[string(key)]; ok && now.Before(exp) {
 		return false, nil
 	}
-	if len(a.keys) >= a.size {
+	if len(a.keys) >= a.size && now.Sub(a.swept) >= time.Second {
+		a.swept = now
 		for k, exp := range a.keys {
 			if !now.Before(exp) {
 				delete(a.keys, k)
 			}
 		}
-		if len(a.keys) >= a.size {
-			return false, ErrAntiReplayFull
-		}
+	}
+	if len(a.keys) >= a.size {
+		return false, ErrAntiReplayFull
 	}
 	a.keys[string(key)] = now.Add(ttl)
 	return true, nil

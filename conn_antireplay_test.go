@@ -269,6 +269,15 @@ func TestAntiReplayCache(t *testing.T) {
 		if ok, err := a.Admit(ctx, []byte("k1"), time.Minute); !ok || err != nil {
 			t.Fatalf("after expiry: %v, %v", ok, err)
 		}
+		// Full again (k1, k2): within a second of the last sweep, a full
+		// cache refuses without walking its keys, even if one expired.
+		if ok, err := a.Admit(ctx, []byte("k4"), time.Minute); ok || err != ErrAntiReplayFull {
+			t.Fatalf("full cache: %v, %v", ok, err)
+		}
+		time.Sleep(61 * time.Second) // k1 expires again; a sweep is due
+		if ok, err := a.Admit(ctx, []byte("k4"), time.Minute); !ok || err != nil {
+			t.Fatalf("after the next sweep: %v, %v", ok, err)
+		}
 		if ok, _ := a.Admit(ctx, []byte("k2"), time.Minute); ok {
 			t.Fatal("k2 expired early")
 		}
