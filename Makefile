@@ -9,6 +9,10 @@
 #   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
 #   make contrib the modules under contrib/ (Prometheus collector, Redis anti-replay)
 #   make fleet   the multi-namespace fleet test (nftables balancer, three servers)
+#   make paths-soak  the randomized path test (NAT rebinding, flaps,
+#                migration, attackers) over SEEDS seeds (default 5000)
+#   make netns-paths the NAT flap and rebinding sequence over real sockets
+#                in network namespaces (root; installs nftables if needed)
 
 GO       ?= go
 FUZZTIME ?= 30s
@@ -201,3 +205,21 @@ fleet-bench:
 	@log=$$(mktemp); FLEET_BENCH=1 $(GO) test -count=1 -v -timeout 10m -run '^TestMeasureReusePort$$' ./internal/fleettest >$$log 2>&1; \
 	s=$$?; grep -E 'fleet: ' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: fleet: //'; \
 	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
+
+# The randomized path test of conn_sim_path_random_test.go over SEEDS
+# seeds (make test runs 200): every seed's failure is reported, with the
+# command that replays it alone (QUIC_PATH_SEED=n).
+SEEDS ?= 5000
+.PHONY: paths-soak netns-paths
+paths-soak:
+	@log=$$(mktemp); QUIC_PATH_SEEDS=$(SEEDS) QUIC_PATH_KEEPGOING=1 $(GO) test -count=1 -run 'TestSimPathRandom$$' -timeout 0 -v . >$$log 2>&1; \
+	s=$$?; if [ $$s -ne 0 ]; then grep -v -E '^(=== RUN|    --- PASS)' $$log | tail -200; else grep -E 'seeds:|^ok' $$log; fi; rm -f $$log; exit $$s
+
+# The client's NAT rebinds and flaps back during a transfer over a veth pair
+# between network namespaces (nftables SNAT); with the socket-layer tests
+# (ICMP errors, ECT(0)-dropping paths, IPv6 link-local). They run in
+# make test too when it runs as root; this target installs nftables with
+# apt-get when missing.
+netns-paths:
+	@command -v nft >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nftables; }
+	$(GO) test -count=1 -v -run 'TestNetns' .

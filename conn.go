@@ -409,7 +409,7 @@ func (c *Conn) finish(cc *closedConn) {
 			c.t.handlers.remove(c.firstDstConnID, c)
 		}
 	}
-	c.t.resetTokens.update(c, c.resetTokens, nil)
+	c.forgetResetTokens()
 	c.t.stats.streamsOpen.Add(-int64(c.snapshot.stats.OpenStreams)) // its streams are gone
 	c.dropParkTimer()
 	if !closed {
@@ -422,7 +422,9 @@ func (c *Conn) finish(cc *closedConn) {
 	var left func(*inboundDatagram)
 	if closed {
 		c.closedRec.Store(cc)
-		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
+		left = func(d *inboundDatagram) {
+			cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data), d.addrs.remote)
+		}
 	}
 	c.inbound.close(left)
 }

@@ -60,6 +60,7 @@ func (t *Transport) startReader(pc net.PacketConn) {
 	sock := newSysConn(pc, socketOptions{
 		disableGSO: t.DisableGSO, disableGRO: t.DisableGRO, disableECN: t.DisableECN,
 		disableBatch: t.DisableBatchIO, bufferSize: t.SocketBufferSize,
+		receiveDrops: &t.stats.receiveDrops,
 	})
 	t.wg.Add(1)
 	go t.readLoop(sock, false)
