@@ -19,6 +19,8 @@
 //	quic_zero_rtt_offered_total, _accepted_total, _rejected_total    counters
 //	quic_retries_sent_total, quic_stateless_resets_sent_total,
 //	quic_version_negotiations_sent_total, quic_migrations_total      counters
+//	quic_receive_buffer_drops_total, quic_read_errors_ignored_total,
+//	quic_tokens_replayed_total                                       counters
 //	quic_lost_packets_total, quic_lost_bytes_total                   counters
 //	quic_dropped_packets_total{reason}                               counter
 //	quic_anti_replay_checks_total{outcome}                           counter
@@ -98,6 +100,9 @@ func NewCollector(stats func() quic.TransportStats, o Opts) *Collector {
 	add("retries_sent_total", "Retry packets sent.", func(s *quic.TransportStats) uint64 { return s.RetriesSent })
 	add("stateless_resets_sent_total", "Stateless resets sent.", func(s *quic.TransportStats) uint64 { return s.StatelessResetsSent })
 	add("version_negotiations_sent_total", "Version Negotiation packets sent.", func(s *quic.TransportStats) uint64 { return s.VersionNegotiationsSent })
+	add("receive_buffer_drops_total", "Datagrams the kernel dropped for a full socket receive buffer (Linux).", func(s *quic.TransportStats) uint64 { return s.ReceiveBufferDrops })
+	add("read_errors_ignored_total", "Socket read errors about one datagram (ICMP unreachable) that the Transport went on after.", func(s *quic.TransportStats) uint64 { return s.ReadErrorsIgnored })
+	add("tokens_replayed_total", "Initial packets whose NEW_TOKEN token was refused as used before.", func(s *quic.TransportStats) uint64 { return s.TokensReplayed })
 	add("migrations_total", "Moves of connections to another network path.", func(s *quic.TransportStats) uint64 { return s.Migrations })
 	add("lost_packets_total", "Packets declared lost.", func(s *quic.TransportStats) uint64 { return s.PacketsLost })
 	add("lost_bytes_total", "Bytes of the packets declared lost.", func(s *quic.TransportStats) uint64 { return s.BytesLost })

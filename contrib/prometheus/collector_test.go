@@ -111,6 +111,8 @@ func TestCollectorPromtool(t *testing.T) {
 		`quic_connections_open{socket="test"} 2`,
 		`quic_handshakes_by_key_exchange_total{group="`,
 		`quic_anti_replay_checks_total{outcome="failed",socket="test"} 0`,
+		`quic_receive_buffer_drops_total{socket="test"} 0`,
+		`quic_tokens_replayed_total{socket="test"} 0`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("exposition lacks %s:\n%s", want, text)
