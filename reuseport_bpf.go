@@ -14,21 +14,32 @@ import (
 //
 // The group's connection IDs are cidLen bytes whose last byte is the
 // index of one of the sockets of the process that issued it
-// (reusePortIDGenerator), so:
+// (reusePortIDGenerator), and the sockets [acceptBase,
+// acceptBase+acceptN) are those of the processes taking new connections,
+// so:
 //
 //   - a short header packet (RFC 9000, Section 17.3) goes to the socket
 //     its Destination Connection ID names: the byte at offset cidLen, the
 //     first byte being the header's flags;
-//   - a long header packet whose Destination Connection ID is cidLen
-//     bytes long (RFC 9000, Section 17.2: version at offset 1, length at
-//     5, ID from 6) goes to the socket its last byte names: a client's
-//     Handshake packets, and Initial packets after the server's first
-//     Initial or a Retry;
+//   - a Handshake packet (RFC 9000, Section 17.2.4; type 0b10 in
+//     version 1, 0b11 in version 2, RFC 9369, Section 3.2) carries our
+//     ID ("the Destination Connection ID field ... is the value of the
+//     Source Connection ID field" the server sent, RFC 9000, Section
+//     7.2): version at offset 1, length at 5, ID from 6. It goes to the
+//     socket the ID's last byte names;
+//   - an Initial or 0-RTT packet carries our ID once the client has
+//     our first Initial, but until then one the client chose at random,
+//     which may have our length and a last byte naming a socket that
+//     takes no new connections (of the other generation: unread, or of
+//     a process finishing its connections). It goes to the socket its
+//     last byte names only if that socket takes new connections, which
+//     is the case for every connection in its handshake except those of
+//     a process that is handing over; those lose the client's Initial
+//     acknowledgments, which its Handshake packets make up for;
 //   - anything else, above all the Initial and 0-RTT packets of a new
-//     connection, whose Destination Connection ID the client chose at
-//     random, goes to one of the sockets [acceptBase, acceptBase+acceptN)
-//     by a hash of the first four bytes of that ID, which are the same
-//     in every packet the client sends before it learns ours: "This
+//     connection, goes to one of the accepting sockets by a hash of the
+//     first four bytes of the Destination Connection ID, which are the
+//     same in every packet the client sends before it learns ours: "This
 //     Destination Connection ID MUST be at least 8 bytes in length"
 //     (RFC 9000, Section 7.2).
 //
@@ -39,25 +50,126 @@ func reusePortProgram(cidLen, groupSize, acceptBase, acceptN int) ([]bpf.RawInst
 	if cidLen < 1 || cidLen > 20 || groupSize < 1 || groupSize > 256 || acceptN < 1 || acceptBase+acceptN > groupSize {
 		return nil, errors.New("quic: invalid reuseport group parameters")
 	}
-	prog := []bpf.Instruction{
-		/* 0 */ bpf.LoadAbsolute{Off: 0, Size: 1},
-		/* 1 */ bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: 0x80, SkipTrue: 5}, // long header: 7
-		// Short header: the socket the ID's last byte names.
-		/* 2 */ bpf.LoadAbsolute{Off: uint32(cidLen), Size: 1},
-		/* 3 */ bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(groupSize), SkipTrue: 1}, // none: 5
-		/* 4 */ bpf.RetA{},
-		/* 5 */ bpf.LoadAbsolute{Off: 1, Size: 4},
-		/* 6 */ bpf.Jump{Skip: 5}, // hash: 12
-		// Long header: ours if the ID has our length.
-		/* 7 */ bpf.LoadAbsolute{Off: 5, Size: 1},
-		/* 8 */ bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(cidLen), SkipFalse: 2}, // a client's: 11
-		/* 9 */ bpf.LoadAbsolute{Off: uint32(6 + cidLen - 1), Size: 1},
-		/* 10 */ bpf.JumpIf{Cond: bpf.JumpLessThan, Val: uint32(groupSize), SkipTrue: 3}, // ret A: 14
-		/* 11 */ bpf.LoadAbsolute{Off: 6, Size: 4},
-		// Hash into the accepting sockets.
-		/* 12 */ bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: uint32(acceptN)},
-		/* 13 */ bpf.ALUOpConstant{Op: bpf.ALUOpAdd, Val: uint32(acceptBase)},
-		/* 14 */ bpf.RetA{},
+	const (
+		short = iota + 1
+		long
+		v1
+		v2
+		handshake
+		initial
+		clientID
+		hash
+	)
+	lastByte := uint32(6 + cidLen - 1)
+	var p bpfProgram
+	p.add(bpf.LoadAbsolute{Off: 0, Size: 1})
+	p.jumpIf(bpf.JumpBitsSet, 0x80, long, short)
+	// Short header: the socket the ID's last byte names, if any.
+	p.label(short)
+	p.add(bpf.LoadAbsolute{Off: uint32(cidLen), Size: 1})
+	p.jumpIf(bpf.JumpGreaterOrEqual, uint32(groupSize), -1, 0)
+	p.add(bpf.RetA{})
+	p.add(bpf.LoadAbsolute{Off: 1, Size: 4})
+	p.jump(hash)
+	// Long header: the packet type, as the version numbers it.
+	p.label(long)
+	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0x30})
+	p.add(bpf.TAX{})
+	p.add(bpf.LoadAbsolute{Off: 1, Size: 4})
+	p.jumpIf(bpf.JumpEqual, 0x6b3343cf, v2, v1)
+	p.label(v1)
+	p.add(bpf.TXA{})
+	p.jumpIf(bpf.JumpEqual, 0x20, handshake, initial)
+	p.label(v2)
+	p.add(bpf.TXA{})
+	p.jumpIf(bpf.JumpEqual, 0x30, handshake, initial)
+	// Handshake: our ID, to the socket it names.
+	p.label(handshake)
+	p.add(bpf.LoadAbsolute{Off: 5, Size: 1})
+	p.jumpIf(bpf.JumpEqual, uint32(cidLen), 0, clientID)
+	p.add(bpf.LoadAbsolute{Off: lastByte, Size: 1})
+	p.jumpIf(bpf.JumpGreaterOrEqual, uint32(groupSize), clientID, 0)
+	p.add(bpf.RetA{})
+	// Initial, 0-RTT, others: to the socket the ID names if it accepts.
+	p.label(initial)
+	p.add(bpf.LoadAbsolute{Off: 5, Size: 1})
+	p.jumpIf(bpf.JumpEqual, uint32(cidLen), 0, clientID)
+	p.add(bpf.LoadAbsolute{Off: lastByte, Size: 1})
+	p.jumpIf(bpf.JumpGreaterOrEqual, uint32(acceptBase), 0, clientID)
+	p.jumpIf(bpf.JumpGreaterOrEqual, uint32(acceptBase+acceptN), clientID, 0)
+	p.add(bpf.RetA{})
+	p.label(clientID)
+	p.add(bpf.LoadAbsolute{Off: 6, Size: 4})
+	// Hash into the accepting sockets.
+	p.label(hash)
+	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: uint32(acceptN)})
+	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpAdd, Val: uint32(acceptBase)})
+	p.add(bpf.RetA{})
+	return p.assemble()
+}
+
+// bpfProgram assembles a classic BPF program with forward jumps to
+// labels.
+type bpfProgram struct {
+	insts  []bpf.Instruction
+	labels map[int]int // label -> index
+	fixups []bpfFixup
+}
+
+// bpfFixup is a jump at index at to the labels yes and no (0: the next
+// instruction; -1: the one after it).
+type bpfFixup struct{ at, yes, no int }
+
+func (p *bpfProgram) add(i bpf.Instruction) { p.insts = append(p.insts, i) }
+
+func (p *bpfProgram) label(l int) {
+	if p.labels == nil {
+		p.labels = map[int]int{}
 	}
-	return bpf.Assemble(prog)
+	p.labels[l] = len(p.insts)
+}
+
+func (p *bpfProgram) jumpIf(cond bpf.JumpTest, val uint32, yes, no int) {
+	p.fixups = append(p.fixups, bpfFixup{len(p.insts), yes, no})
+	p.add(bpf.JumpIf{Cond: cond, Val: val})
+}
+
+func (p *bpfProgram) jump(to int) {
+	p.fixups = append(p.fixups, bpfFixup{len(p.insts), to, to})
+	p.add(bpf.Jump{})
+}
+
+func (p *bpfProgram) assemble() ([]bpf.RawInstruction, error) {
+	skip := func(at, l int) (uint8, error) {
+		switch l {
+		case 0:
+			return 0, nil
+		case -1:
+			return 1, nil
+		}
+		to, ok := p.labels[l]
+		if !ok || to <= at || to-at-1 > 255 {
+			return 0, errors.New("quic: bad jump in BPF program")
+		}
+		return uint8(to - at - 1), nil
+	}
+	for _, f := range p.fixups {
+		yes, err := skip(f.at, f.yes)
+		if err != nil {
+			return nil, err
+		}
+		no, err := skip(f.at, f.no)
+		if err != nil {
+			return nil, err
+		}
+		switch i := p.insts[f.at].(type) {
+		case bpf.JumpIf:
+			i.SkipTrue, i.SkipFalse = yes, no
+			p.insts[f.at] = i
+		case bpf.Jump:
+			i.Skip = uint32(yes)
+			p.insts[f.at] = i
+		}
+	}
+	return bpf.Assemble(p.insts)
 }

@@ -74,6 +74,37 @@ func TestReusePortProgram(t *testing.T) {
 	if got := run(long(2, ourID(200))); got < base || got >= base+n {
 		t.Errorf("long header naming no socket went to %d", got)
 	}
+	// A client may choose an Initial Destination Connection ID as long as
+	// ours whose last byte names a socket that takes no new connections
+	// (the other generation, unread or finishing its connections): its
+	// Initial and 0-RTT packets still go to an accepting socket, or the
+	// connection attempt would be lost. Handshake packets always carry
+	// our ID. Under QUIC v2 the packet types are numbered differently
+	// (RFC 9369, Section 3.2).
+	for _, v := range []struct {
+		version                uint32
+		initial, zeroRTT, hand byte
+	}{{0x00000001, 0, 1, 2}, {0x6b3343cf, 1, 2, 3}} {
+		longV := func(typ byte, dcid []byte) []byte {
+			p := long(typ, dcid)
+			binary.BigEndian.PutUint32(p[1:], v.version)
+			return p
+		}
+		for w := range byte(group) {
+			if got := run(longV(v.hand, ourID(w))); got != int(w) {
+				t.Errorf("version %#x: Handshake packet for socket %d went to %d", v.version, w, got)
+			}
+			a, b := run(longV(v.initial, ourID(w))), run(longV(v.zeroRTT, ourID(w)))
+			if a != b || a < base || a >= base+n {
+				t.Errorf("version %#x: client ID %x: Initial to %d, 0-RTT to %d; want the same accepting socket", v.version, ourID(w), a, b)
+			}
+			if w >= base && a != int(w) {
+				// Our ID naming an accepting socket: a client's Initial
+				// packets after our first Initial reach the connection.
+				t.Errorf("version %#x: Initial for accepting socket %d went to %d", v.version, w, a)
+			}
+		}
+	}
 	// Truncated packets end the program with 0.
 	for _, p := range [][]byte{{}, {0x41}, {0xc0, 0, 0}} {
 		if got := run(p); got != 0 {

@@ -248,3 +248,73 @@ func testReusePortShare(t *testing.T, steer bool) {
 		t.Error("without steering every rebound client kept its connection: the test cannot tell")
 	}
 }
+
+// TestReusePortKernelSteering sends raw datagrams to a group and reads
+// which socket the kernel's run of the steering program gave each:
+// Handshake packets go to the socket their ID names, whatever its
+// generation; a client's Initial and 0-RTT packets whose random ID has
+// our length and a last byte naming a socket of the unread generation
+// go to a socket this process reads, not into one nobody reads.
+func TestReusePortKernelSteering(t *testing.T) {
+	g, err := ListenReusePort("udp4", "127.0.0.1:0", ReusePortConfig{Sockets: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	src, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst := g.LocalAddr()
+	// arrivedAt sends p and returns the index of the socket it reached.
+	arrivedAt := func(p []byte) int {
+		t.Helper()
+		if _, err := src.WriteTo(p, dst); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan int, len(g.socks))
+		var wg sync.WaitGroup
+		buf := make([][]byte, len(g.socks))
+		for i, c := range g.socks {
+			buf[i] = make([]byte, 2048)
+			c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			wg.Go(func() {
+				for {
+					n, _, err := c.ReadFrom(buf[i])
+					if err != nil {
+						return
+					}
+					if bytes.Equal(buf[i][:n], p) {
+						got <- i
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(got)
+		i, ok := <-got
+		if !ok {
+			t.Fatalf("%x... reached no socket", p[:12])
+		}
+		return i
+	}
+	long := func(typ byte, dcid []byte) []byte {
+		p := []byte{0xc0 | typ<<4, 0, 0, 0, 1, byte(len(dcid))}
+		p = append(p, dcid...)
+		p = append(p, 0)
+		return append(p, make([]byte, 1200-len(p))...)
+	}
+	id := func(last byte) []byte { return append(bytes.Repeat([]byte{0x5a}, g.cidLen-1), last) }
+	for w := range len(g.socks) {
+		if got := arrivedAt(long(2, id(byte(w)))); got != w {
+			t.Errorf("Handshake packet for socket %d reached socket %d", w, got)
+		}
+		for _, typ := range []byte{0, 1} { // Initial, 0-RTT
+			if got := arrivedAt(long(typ, id(byte(w)))); got >= g.n || (w < g.n && got != w) {
+				t.Errorf("long header type %d with an ID naming socket %d reached socket %d; this process reads 0-%d", typ, w, got, g.n-1)
+			}
+		}
+	}
+}
