@@ -223,6 +223,9 @@ func (s *TransportStats) Add(o TransportStats) {
 	s.RetriesSent += o.RetriesSent
 	s.StatelessResetsSent += o.StatelessResetsSent
 	s.VersionNegotiationsSent += o.VersionNegotiationsSent
+	s.ReceiveBufferDrops += o.ReceiveBufferDrops
+	s.ReadErrorsIgnored += o.ReadErrorsIgnored
+	s.TokensReplayed += o.TokensReplayed
 	s.ConnectionsOpen += o.ConnectionsOpen
 	s.StreamsOpen += o.StreamsOpen
 	s.Migrations += o.Migrations

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -301,5 +302,32 @@ func TestTransportStatsAdd(t *testing.T) {
 	}
 	if a.Versions[wire.Version1] != 1 {
 		t.Error("Add modified its argument's map")
+	}
+}
+
+// TestTransportStatsAddEveryCounter fills every integer field of a
+// TransportStats with 1 and adds it twice: each must count 2, so that a
+// counter added to TransportStats is not left out of the sums
+// http3.Server.Stats makes.
+func TestTransportStatsAddEveryCounter(t *testing.T) {
+	var one TransportStats
+	v := reflect.ValueOf(&one).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Uint64:
+			f.SetUint(1)
+		case reflect.Int64:
+			f.SetInt(1)
+		}
+	}
+	var sum TransportStats
+	sum.Add(one)
+	sum.Add(one)
+	s := reflect.ValueOf(sum)
+	for i := range s.NumField() {
+		f, name := s.Field(i), s.Type().Field(i).Name
+		if (f.Kind() == reflect.Uint64 && f.Uint() != 2) || (f.Kind() == reflect.Int64 && f.Int() != 2) {
+			t.Errorf("Add left out %s: %v", name, f)
+		}
 	}
 }
