@@ -273,20 +273,25 @@ func TestReusePortKernelSteering(t *testing.T) {
 		if _, err := src.WriteTo(p, dst); err != nil {
 			t.Fatal(err)
 		}
+		// Every socket reads until one has p; that one stops the others.
 		got := make(chan int, len(g.socks))
 		var wg sync.WaitGroup
-		buf := make([][]byte, len(g.socks))
+		for _, c := range g.socks {
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		}
 		for i, c := range g.socks {
-			buf[i] = make([]byte, 2048)
-			c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 			wg.Go(func() {
+				buf := make([]byte, 2048)
 				for {
-					n, _, err := c.ReadFrom(buf[i])
+					n, _, err := c.ReadFrom(buf)
 					if err != nil {
 						return
 					}
-					if bytes.Equal(buf[i][:n], p) {
+					if bytes.Equal(buf[:n], p) {
 						got <- i
+						for _, o := range g.socks {
+							o.SetReadDeadline(time.Unix(1, 0))
+						}
 						return
 					}
 				}
