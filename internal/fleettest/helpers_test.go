@@ -199,6 +199,25 @@ func output(t *testing.T, args ...string) string {
 // a thread moved into it (the thread ends with its goroutine).
 func listenUDPIn(t *testing.T, ns, addr string) *net.UDPConn {
 	t.Helper()
+	c, err := listenUDPNS(ns, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// listenUDPNS opens a UDP socket at addr in network namespace ns (the
+// test's own unless ns is empty), which it stays in whichever thread
+// uses it.
+func listenUDPNS(ns, addr string) (*net.UDPConn, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if ns == "" {
+		return net.ListenUDP("udp", ua)
+	}
 	type result struct {
 		c   *net.UDPConn
 		err error
@@ -216,20 +235,11 @@ func listenUDPIn(t *testing.T, ns, addr string) *net.UDPConn {
 			ch <- result{nil, err}
 			return
 		}
-		ua, err := net.ResolveUDPAddr("udp", addr)
-		if err != nil {
-			ch <- result{nil, err}
-			return
-		}
 		c, err := net.ListenUDP("udp", ua)
 		ch <- result{c, err}
 	}()
 	r := <-ch
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Cleanup(func() { r.c.Close() })
-	return r.c
+	return r.c, r.err
 }
 
 // names returns network namespace and interface names unique to this

@@ -41,7 +41,7 @@ func TestMeasureReusePort(t *testing.T) {
 		ua, _ := net.ResolveUDPAddr("udp", addr)
 		r := result{name: c.name}
 		r.handshakes = measure(t, d, 16, func(ctx context.Context) (int64, error) {
-			conn, done, err := clientConn(ctx, ua, files.ctls)
+			conn, done, err := clientConn(ctx, "", ua, files.ctls)
 			if err != nil {
 				return 0, err
 			}
@@ -50,7 +50,7 @@ func TestMeasureReusePort(t *testing.T) {
 			return 1, nil
 		})
 		bytes := measure(t, d, 8, func(ctx context.Context) (int64, error) {
-			conn, done, err := clientConn(ctx, ua, files.ctls)
+			conn, done, err := clientConn(ctx, "", ua, files.ctls)
 			if err != nil {
 				return 0, err
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,8 +19,10 @@ import (
 )
 
 // relay forwards one client's datagrams to a server from an outbound
-// socket it can replace: a NAT rebinding the client's address.
+// socket it can replace: a NAT rebinding the client's address. Its
+// outbound sockets are in the server's network namespace.
 type relay struct {
+	ns     string
 	front  *net.UDPConn
 	server *net.UDPAddr
 	mu     sync.Mutex
@@ -27,13 +30,13 @@ type relay struct {
 	client net.Addr
 }
 
-func newRelay(t *testing.T, server *net.UDPAddr) *relay {
+func newRelay(t *testing.T, ns string, server *net.UDPAddr) *relay {
 	t.Helper()
 	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{front: front, server: server}
+	r := &relay{ns: ns, front: front, server: server}
 	r.rebind(t)
 	go func() {
 		buf := make([]byte, 65536)
@@ -59,7 +62,7 @@ func newRelay(t *testing.T, server *net.UDPAddr) *relay {
 }
 
 func (r *relay) rebind(t *testing.T) {
-	out, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	out, err := listenUDPNS(r.ns, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +91,17 @@ func (r *relay) rebind(t *testing.T) {
 }
 
 // startGroupServer starts example/fleet with a reuseport group of two
-// sockets per generation on a loopback port, and returns it with its
-// address and pid.
-func startGroupServer(t *testing.T) (*server, *net.UDPAddr, int, fleetFiles) {
+// sockets per generation on a loopback port of a network namespace of
+// its own, and returns it with the namespace, its address and pid.
+func startGroupServer(t *testing.T) (*server, string, *net.UDPAddr, int, fleetFiles) {
 	t.Helper()
 	bin, files := buildFleet(t), writeFleetFiles(t)
-	s := startServer(t, "", bin, "-listen", "127.0.0.1:0", "-sockets", "2", "-drain", "20s",
+	ns := names("qfg", 0)
+	exec.Command("ip", "netns", "del", ns).Run() // a leftover of a killed run
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() }) // after the servers'
+	run(t, "ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+	s := startServer(t, ns, bin, "-listen", "127.0.0.1:0", "-sockets", "2", "-drain", "20s",
 		"-cert", files.cert, "-key", files.key, "-secret", files.secret, "-server-id", "01")
 	var addr string
 	var pid int
@@ -104,7 +112,7 @@ func startGroupServer(t *testing.T) (*server, *net.UDPAddr, int, fleetFiles) {
 	if err != nil || pid == 0 {
 		t.Fatalf("server address %q, pid %d: %v", addr, pid, err)
 	}
-	return s, ua, pid, files
+	return s, ns, ua, pid, files
 }
 
 // successorPid waits for the line of a process started by s's graceful
@@ -122,8 +130,8 @@ func successorPid(t *testing.T, s *server, not int) int {
 }
 
 // clientConn dials addr from a new loopback socket.
-func clientConn(ctx context.Context, addr net.Addr, ctls *tls.Config) (*quic.Conn, func(), error) {
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+func clientConn(ctx context.Context, ns string, addr net.Addr, ctls *tls.Config) (*quic.Conn, func(), error) {
+	udp, err := listenUDPNS(ns, "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,10 +176,10 @@ func download(ctx context.Context, c *quic.Conn, n int, mid func()) error {
 // clients whose NAT rebinds mid-download keep their process.
 func TestTwoProcessesOnePort(t *testing.T) {
 	requireFleet(t)
-	s, addr, pid1, files := startGroupServer(t)
+	s, ns, addr, pid1, files := startGroupServer(t)
 	syscall.Kill(pid1, syscall.SIGUSR1)
 	pid2 := successorPid(t, s, pid1)
-	t.Logf("fleet: processes %d and %d share %v", pid1, pid2, addr)
+	t.Logf("fleet: processes %d and %d share %v in network namespace %s", pid1, pid2, addr, ns)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
@@ -183,8 +191,8 @@ func TestTwoProcessesOnePort(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			r := newRelay(t, addr)
-			c, done, err := clientConn(ctx, r.front.LocalAddr(), files.ctls)
+			r := newRelay(t, ns, addr) // from the test's namespace into the server's
+			c, done, err := clientConn(ctx, "", r.front.LocalAddr(), files.ctls)
 			if err != nil {
 				t.Errorf("client %d: %v", i, err)
 				failed.Add(1)
@@ -227,7 +235,7 @@ func TestRollingRestart(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("FLEET_RESTART_DURATION")); err == nil {
 		duration = d
 	}
-	s, addr, pid, files := startGroupServer(t)
+	s, ns, addr, pid, files := startGroupServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), duration+2*time.Minute)
 	defer cancel()
 	stop := time.Now().Add(duration)
@@ -236,7 +244,7 @@ func TestRollingRestart(t *testing.T) {
 	for w := range 8 {
 		wg.Go(func() {
 			for time.Now().Before(stop) {
-				c, done, err := clientConn(ctx, addr, files.ctls)
+				c, done, err := clientConn(ctx, ns, addr, files.ctls)
 				if err != nil {
 					t.Errorf("worker %d: dial: %v", w, err)
 					failed.Add(1)
