@@ -187,7 +187,12 @@ func testReusePortShare(t *testing.T, steer bool) {
 	}
 	server := g1.LocalAddr().(*net.UDPAddr)
 
-	const clients = 40
+	// Without steering, 16 clients are enough for some to fail (each
+	// rebinding lands on the other Transport half the time).
+	clients := int64(40)
+	if !steer {
+		clients = 16
+	}
 	var wg sync.WaitGroup
 	var ok, failed atomic.Int64
 	for i := range clients {
@@ -211,7 +216,7 @@ func testReusePortShare(t *testing.T, steer bool) {
 				failed.Add(1)
 				return
 			}
-			msg := bytes.Repeat([]byte{byte(i)}, 200<<10)
+			msg := bytes.Repeat([]byte{byte(i)}, 64<<10)
 			half := len(msg) / 2
 			go func() {
 				s.Write(msg)
