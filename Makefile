@@ -66,7 +66,7 @@ PROMTOOL_DIR ?= $(HOME)/.cache/quicstack-promtool
 contrib:
 	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 	@command -v promtool >/dev/null 2>&1 || [ -x $(PROMTOOL_DIR)/usr/bin/promtool ] || { \
-		mkdir -p $(PROMTOOL_DIR) && cd $(PROMTOOL_DIR) && apt-get download prometheus && dpkg-deb -x prometheus_*.deb . ; }
+		mkdir -p $(PROMTOOL_DIR) && cd $(PROMTOOL_DIR) && { apt-get download prometheus || { apt-get update && apt-get download prometheus; }; } && dpkg-deb -x prometheus_*.deb . ; }
 	@for m in contrib/prometheus contrib/redis; do \
 		[ -f $$m/go.mod ] || continue; \
 		echo "== $$m"; \
