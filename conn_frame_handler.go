@@ -19,6 +19,7 @@ import (
 //   - MAX_STREAM_DATA, STREAM_DATA_BLOCKED: StreamID, Offset = limit.
 //   - MAX_STREAMS, STREAMS_BLOCKED: Extra = 1 for bidirectional.
 //   - RESET_STREAM, STOP_SENDING: StreamID.
+//   - ACK_FREQUENCY: Offset = Sequence Number.
 type connFrameHandler struct {
 	c *connState
 	// streamAck merges acknowledged STREAM frames that continue each
@@ -60,6 +61,8 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 		c.peerIDs.onFrameAcked(f.Extra)
 	case f.Type == wire.FrameTypePing && f.Extra == pmtuProbeMarker:
 		c.pmtuOnProbeAcked(int(f.Length))
+	case f.Type == wire.FrameTypeAckFrequency:
+		c.onAckFrequencyAcked(f.Offset)
 	}
 }
 
@@ -97,6 +100,10 @@ func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.Fra
 		if f.Extra == pmtuProbeMarker {
 			c.pmtuOnProbeLost(int(f.Length))
 		}
+	case f.Type == wire.FrameTypeAckFrequency:
+		c.onAckFrequencyLost(f.Offset)
+	case f.Type == wire.FrameTypeImmediateAck:
+		// Not sent again: it asked for an ACK of a probe long gone.
 	default:
 		c.streams.onFrameLost(f)
 	}

@@ -93,10 +93,13 @@ func TestHostileFrameTable(t *testing.T) {
 		{"unknown path_response", wire.PathResponseFrame{Data: [8]byte{1, 2, 3}}.Append(nil), nil, nil},
 		{"empty new_token to server", rawFrame(wire.FrameTypeNewToken, 0), []wire.TransportErrorCode{wire.FrameEncodingError, wire.ProtocolViolation}, nil},
 		{"crypto in 1rtt garbage", cat(rawFrame(wire.FrameTypeCrypto, 0, 4), []byte{1, 0, 0, 0}), []wire.TransportErrorCode{wire.ProtocolViolation, 0x10a, 0x100 + 10}, nil},
-		{"ack frequency not negotiated", rawFrame(wire.FrameTypeAckFrequency, 0, 1, 1000, 0), []wire.TransportErrorCode{wire.ProtocolViolation}, nil},
+		{"ack frequency not negotiated", rawFrame(wire.FrameTypeAckFrequency, 0, 1, 1000, 0), []wire.TransportErrorCode{wire.ProtocolViolation}, &Config{DisableAckFrequency: true}},
 		{"reset_stream_at not negotiated", rawFrame(wire.FrameTypeResetStreamAt, 0, 0, 5, 2), []wire.TransportErrorCode{wire.ProtocolViolation}, nil},
 		{"data beyond a reset's final size", cat(rawFrame(wire.FrameTypeResetStream, 0, 0, 1000), streamF(0, 2000, "x", false)), []wire.TransportErrorCode{wire.FinalSizeError}, nil},
 		{"stream frame on reset stream below final", cat(rawFrame(wire.FrameTypeResetStream, 0, 0, 1000), streamF(0, 10, "x", false)), nil, nil},
+		{"ack frequency below min_ack_delay", rawFrame(wire.FrameTypeAckFrequency, 0, 1, 999, 0), []wire.TransportErrorCode{wire.ProtocolViolation}, nil},
+		{"ack frequency", rawFrame(wire.FrameTypeAckFrequency, 0, 9, 1000, 0), nil, nil},
+		{"immediate ack", rawFrame(wire.FrameTypeImmediateAck), nil, nil},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

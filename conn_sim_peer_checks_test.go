@@ -180,11 +180,12 @@ func TestSimCoalescedPacketWithOtherDestConnIDIgnored(t *testing.T) {
 
 // draft-ietf-quic-ack-frequency, Section 3: "Endpoints advertise their
 // support for receiving ACK_FREQUENCY and IMMEDIATE_ACK frames ... by
-// sending the following transport parameter ... min_ack_delay". This
-// endpoint sends none, so a peer sending either frame uses an extension
-// that was not negotiated: a PROTOCOL_VIOLATION, as RESET_STREAM_AT and
-// DATAGRAM frames are. (Before, an ACK_FREQUENCY frame asking for 16 s
-// of ACK delay was obeyed.)
+// sending the following transport parameter ... min_ack_delay". With
+// Config.DisableAckFrequency an endpoint sends none, so a peer sending
+// either frame uses an extension that was not negotiated: a
+// PROTOCOL_VIOLATION, as RESET_STREAM_AT and DATAGRAM frames are.
+// (Before, an ACK_FREQUENCY frame asking for 16 s of ACK delay was
+// obeyed.)
 func TestSimAckFrequencyNotNegotiated(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -195,7 +196,7 @@ func TestSimAckFrequencyNotNegotiated(t *testing.T) {
 		{"IMMEDIATE_ACK", []byte{byte(wire.FrameTypeImmediateAck)}, wire.FrameTypeImmediateAck},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newSimPair(t, testLink, nil, 133)
+			p := newSimPair(t, testLink, &Config{DisableAckFrequency: true}, 133)
 			p.connect(t)
 			if p.server.c.peerParams.HasMinAckDelay {
 				t.Fatal("the client sent min_ack_delay")

@@ -191,6 +191,8 @@ type connState struct {
 	tokenKey       string
 
 	obs connObs // statistics and tracing (tracer_events.go)
+
+	ackFreq ackFreqSender // draft-ietf-quic-ack-frequency (conn_ack_frequency.go)
 }
 
 // Every established connection keeps a connState: its size (1,976 bytes,
@@ -462,6 +464,10 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	tp.InitialMaxStreamsBidi = uint64(max(cfg.MaxIncomingStreams, 0))
 	tp.InitialMaxStreamsUni = uint64(max(cfg.MaxIncomingUniStreams, 0))
 	tp.MaxAckDelay = defaultMaxAckDelay
+	if c.ackFrequencyNegotiated() {
+		// draft-ietf-quic-ack-frequency, Section 3 (conn_ack_frequency.go).
+		tp.MinAckDelay, tp.HasMinAckDelay = localMinAckDelay, true
+	}
 	// What the socket's receive buffers hold whole: larger datagrams
 	// would be truncated.
 	tp.MaxUDPPayloadSize = uint64(p.maxRecvPayload)
