@@ -178,7 +178,7 @@ func ttfbOurs(k int) (time.Duration, int, error) {
 		if err != nil {
 			return ttfbConn{}, err
 		}
-		s, err := c.OpenStream()
+		s, err := c.OpenStreamSync(ctx) // at once with 0-RTT; after the handshake without
 		if err != nil {
 			c.CloseWithError(0, "")
 			return ttfbConn{}, err
@@ -233,7 +233,7 @@ func ttfbQuicGo(k int) (time.Duration, int, error) {
 		if err != nil {
 			return ttfbConn{}, err
 		}
-		s, err := c.OpenStream()
+		s, err := c.OpenStreamSync(ctx) // at once with 0-RTT; after the handshake without
 		if err != nil {
 			c.CloseWithError(0, "")
 			return ttfbConn{}, err
