@@ -113,10 +113,12 @@ type Config struct {
 	// ACK_FREQUENCY or IMMEDIATE_ACK frames, nor asks a peer that sent
 	// one for fewer acknowledgments. Default false: the connection
 	// advertises a min_ack_delay of 1 ms and follows the peer's requests;
-	// with a peer that advertises one, once its congestion window holds
-	// 32 packets or more it asks for an acknowledgment every 4 to 32
-	// packets (an eighth of the window, at most) instead of every second
-	// one, and puts IMMEDIATE_ACK in its probes.
+	// with a peer that advertises one, on paths with a smoothed RTT of
+	// 4 ms or more (4 times the peer's min_ack_delay, if larger) and once
+	// its congestion window holds 32 packets or more, it asks for an
+	// acknowledgment every 4 to 32 packets (an eighth of the window, at
+	// most) instead of every second one, within a quarter of the RTT, and
+	// it puts IMMEDIATE_ACK in its probes.
 	DisableAckFrequency bool
 
 	// Allow0RTT, on a server, accepts 0-RTT data from clients resuming a

@@ -37,6 +37,11 @@ const (
 	// as the loss detection packet threshold" (Section 9), kPacketThreshold
 	// of RFC 9002, Section 6.1.1.
 	ackFreqReorderingThreshold = 3
+	// ackFreqMinRTTFactor: fewer ACKs are asked for only on paths whose
+	// smoothed RTT is at least this many times the shortest ACK delay
+	// the peer can be asked for (wantedAckThreshold), and the delay asked
+	// for is the smoothed RTT divided by it.
+	ackFreqMinRTTFactor = 4
 )
 
 // ackFreqSender is the data sender's state of the extension.
@@ -70,7 +75,21 @@ func (c *connState) peerTakesAckFrequency() bool {
 // RFC 9000's default of an ACK every second packet, for windows of fewer
 // than 32 packets. Powers of two keep small changes of the window from
 // sending a new frame.
+//
+// Paths whose smoothed RTT is below ackFreqMinRTTFactor times the
+// shortest delay the peer can be asked for keep the default: "It is
+// possible that the RTT is smaller than the receiver's timer granularity
+// ... preventing the receiver from sending an acknowledgment every RTT in
+// time unless packets are acknowledged immediately" (Section 8.1). There
+// the peer's ACKs would come late rather than seldom: on loopback a
+// receiver that acknowledges once per batch of datagrams read (Section
+// 6.4) already sends one ACK per 100 or more packets, and a threshold
+// above the batch only made it wait for its timer (the upload halved in
+// A/B runs at 1,452-byte packets).
 func (c *connState) wantedAckThreshold() uint8 {
+	if c.rtt.Smoothed() < ackFreqMinRTTFactor*c.minRequestableAckDelay() {
+		return 1
+	}
 	pkts := c.cc.CongestionWindow() / max(c.maxDatagramSize, 1) / ackFreqWindowFraction
 	if pkts < 4 {
 		return 1
@@ -95,8 +114,8 @@ func (c *connState) maybeUpdateAckFrequency() {
 	}
 }
 
-// requestedMaxAckDelay returns the Requested Max Ack Delay to send: the
-// smoothed RTT ("A data sender can set the Requested Max Ack Delay value
+// requestedMaxAckDelay returns the Requested Max Ack Delay to send: a
+// quarter of the smoothed RTT ("A data sender can set the Requested Max Ack Delay value
 // to no more than the estimated round trip time ... it is usually better
 // to use the Smoothed RTT", Section 8.1), at least kGranularity and the
 // peer's min_ack_delay ("A value smaller than the min_ack_delay
@@ -106,9 +125,14 @@ func (c *connState) maybeUpdateAckFrequency() {
 // MUST use the greater of the current max_ack_delay and the value that is
 // in flight when computing the PTO period" (Section 7).
 func (c *connState) requestedMaxAckDelay() time.Duration {
-	p := c.peerParams
-	d := min(max(c.rtt.Smoothed(), congestion.Granularity), p.MaxAckDelay)
-	return max(d, p.MinAckDelay)
+	d := min(max(c.rtt.Smoothed()/ackFreqMinRTTFactor, c.minRequestableAckDelay()), c.peerParams.MaxAckDelay)
+	return max(d, c.peerParams.MinAckDelay)
+}
+
+// minRequestableAckDelay is the shortest Requested Max Ack Delay this
+// endpoint asks for: the peer's min_ack_delay, and at least kGranularity.
+func (c *connState) minRequestableAckDelay() time.Duration {
+	return max(c.peerParams.MinAckDelay, congestion.Granularity)
 }
 
 // appendAckFrequencyFrame appends the scheduled ACK_FREQUENCY frame, if

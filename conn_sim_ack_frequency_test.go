@@ -177,3 +177,23 @@ func TestAckFrequencyLossOfOlderFrame(t *testing.T) {
 		t.Fatalf("requested max ack delay %v", d)
 	}
 }
+
+// On a path whose RTT is not well above the peer's timer granularity the
+// sender keeps RFC 9000's ACK rate: "It is possible that the RTT is
+// smaller than the receiver's timer granularity ... preventing the
+// receiver from sending an acknowledgment every RTT in time unless
+// packets are acknowledged immediately" (draft-ietf-quic-ack-frequency,
+// Section 8.1). A 1 Gbit/s path of 1 ms RTT: no ACK_FREQUENCY frame.
+func TestSimAckFrequencyNotOnShortRTT(t *testing.T) {
+	link := netsim.LinkConfig{Bandwidth: 1_000_000_000, Delay: 500 * time.Microsecond, QueuePackets: 1000}
+	p := newSimPair(t, link, nil, 3305)
+	p.connect(t)
+	log := watchFrames(p.server.c)
+	simTransfer(t, p, 1, 16<<20, 60*time.Second, nil)
+	if cw := p.client.c.cc.CongestionWindow() / p.client.c.maxDatagramSize; cw < 64 {
+		t.Fatalf("congestion window of %d packets: too small for the check", cw)
+	}
+	if n := log.counts[wire.FrameTypeAckFrequency]; n != 0 {
+		t.Fatalf("%d ACK_FREQUENCY frames on a path of %v smoothed RTT", n, p.client.c.rtt.Smoothed())
+	}
+}
