@@ -5,7 +5,7 @@
 #   make bench   every benchmark with -benchmem
 #   make cover   test coverage report (coverage.out, coverage.html)
 #   make demo    the README's main job: HTTP/3 server and client on loopback
-#   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
+#   make perf    performance table: ours vs quic-go vs quinn-perf vs crypto/tls over TCP
 #   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
 #   make contrib the modules under contrib/ (Prometheus collector, Redis anti-replay)
 #   make fleet   the multi-namespace fleet test (nftables balancer, three servers)
