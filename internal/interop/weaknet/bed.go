@@ -223,4 +223,3 @@ func fetch(ctx context.Context, rt http.RoundTripper, url string, size int) erro
 func closeLater(f func()) {
 	go f()
 }
-

@@ -94,7 +94,7 @@ type result struct {
 	// P50 and P90 are over every request, a failed one counting as
 	// longer than any that succeeded; +Inf (JSON null) when that one
 	// is a failure.
-	P50, P90 float64 `json:"-"`
+	P50, P90 float64  `json:"-"`
 	P50S     *float64 `json:"p50_s"`
 	P90S     *float64 `json:"p90_s"`
 	Wall     float64  `json:"wall_s"`
