@@ -61,7 +61,7 @@ type SenderConfig struct {
 // recovery_metrics_updated event.
 type Metrics struct {
 	MinRTT, SmoothedRTT, LatestRTT, RTTVariation time.Duration
-	CongestionWindow, BytesInFlight             int
+	CongestionWindow, BytesInFlight              int
 	// PacingRate is in bytes per second.
 	PacingRate uint64
 }
