@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -53,7 +55,7 @@ func (o *options) quicConf(cc string) *ours.Config {
 		c.Congestion = congestion.NewNewReno
 	}
 	if o.qlogDir != "" {
-		c.Tracer = qlogTracer(o.qlogDir)
+		c.Tracer = qlogTracer(o.qlogDir, cc)
 	}
 	return c
 }
@@ -156,7 +158,8 @@ func (b *bed) start() error {
 		return err
 	}
 	ln = ccListener{ln, o.tcpCC}
-	hsrv := &http.Server{Handler: h, TLSConfig: tlsConf("h2", "http/1.1"), ReadHeaderTimeout: 2 * o.timeout}
+	hsrv := &http.Server{Handler: h, TLSConfig: tlsConf("h2", "http/1.1"), ReadHeaderTimeout: 2 * o.timeout,
+		ErrorLog: log.New(io.Discard, "", 0)} // failed handshakes are counted by the clients
 	hsrv.Protocols = new(http.Protocols)
 	hsrv.Protocols.SetHTTP1(true)
 	hsrv.Protocols.SetHTTP2(true)

@@ -21,6 +21,7 @@ type proto struct {
 var protos = []proto{
 	{"ours-cubic", "ours", "cubic", "our HTTP/3, Cubic"},
 	{"ours-bbr", "ours", "bbr", "our HTTP/3, BBR"},
+	{"ours-reno", "ours", "reno", "our HTTP/3, NewReno"},
 	{"quic-go", "quic-go", "", "quic-go HTTP/3"},
 	{"h1", "tcp", "h1", "HTTP/1.1 over TLS 1.3/TCP"},
 	{"h2", "tcp", "h2", "HTTP/2 over TLS 1.3/TCP"},
@@ -94,10 +95,9 @@ type result struct {
 	// P50 and P90 are over every request, a failed one counting as
 	// longer than any that succeeded; +Inf (JSON null) when that one
 	// is a failure.
-	P50, P90 float64  `json:"-"`
-	P50S     *float64 `json:"p50_s"`
-	P90S     *float64 `json:"p90_s"`
-	Wall     float64  `json:"wall_s"`
+	P50S *float64 `json:"p50_s"`
+	P90S *float64 `json:"p90_s"`
+	Wall float64  `json:"wall_s"`
 }
 
 // finish computes the percentiles.

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jitter := fs.Duration("jitter", 5*time.Millisecond, "jitter of each direction (smooth: no reordering)")
 	rate := fs.Int64("rate", 20e6, "rate of each direction in bit/s")
 	tcpCC := fs.String("tcpcc", "cubic", "kernel TCP congestion control in the namespaces")
-	qlogDir := fs.String("qlog", "", "write qlog traces of our connections to this directory")
+	qlogDir := fs.String("qlog", "", "write qlog traces of our connections to this directory, as <cc>-<role>-<odcid>.sqlog")
 	mdOut := fs.String("md", "", "write the tables as Markdown to this file")
 	jsonOut := fs.String("json", "", "write every measurement as JSON to this file")
 	seed := fs.Uint64("seed", 1, "seed of the links' random decisions")
@@ -133,6 +133,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-conns: %q: want new or reused", c)
 		}
 		o.conns = append(o.conns, c)
+	}
+	if o.qlogDir != "" {
+		if err := os.MkdirAll(o.qlogDir, 0o755); err != nil {
+			return err
+		}
 	}
 	o.hsN = *hsN
 	if o.hsN < 0 {
@@ -342,16 +347,12 @@ func (b *bed) run(ctx context.Context, c cell) *result {
 	}
 	defer cl.close()
 	if c.Reuse {
-		// The connection is made, and warmed by a first small request
-		// that is not counted: the measured requests find it open.
-		for range 3 {
-			wctx, cancel := context.WithTimeout(ctx, b.opts.timeout)
-			err := cl.get(wctx, min(1000, c.Size))
-			cancel()
-			if err == nil {
-				break
-			}
-		}
+		// The connection is made by a first small request that is not
+		// counted: the measured requests find it open (or, if this one
+		// failed, make it).
+		wctx, cancel := context.WithTimeout(ctx, b.opts.timeout)
+		cl.get(wctx, min(1000, c.Size))
+		cancel()
 	}
 	for range c.Requests {
 		if ctx.Err() != nil {

@@ -1,16 +1,32 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	ours "github.com/quicstack/quic"
 	"github.com/quicstack/quic/qlog"
 )
 
-func qlogTracer(dir string) qlog.TracerHook {
-	return qlog.DirTracer(dir)
+// qlogTracer writes the traces of the connections of controller cc to
+// dir, as <cc>-<client|server>-<odcid>.sqlog.
+func qlogTracer(dir, cc string) qlog.TracerHook {
+	return func(_ context.Context, isClient bool, odcid ours.ConnectionID) *ours.Tracer {
+		role := "server"
+		if isClient {
+			role = "client"
+		}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%s-%s.sqlog", cc, role, odcid)))
+		if err != nil {
+			return nil
+		}
+		return qlog.NewTracer(f, isClient, odcid)
+	}
 }
 
 // report is a run's results, and what make weaknet writes.
