@@ -291,7 +291,7 @@ func runCells(ctx context.Context, o *options, cells []cell, log io.Writer) ([]*
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return out, fmt.Errorf("%d of %d cells ran: %v", len(out), len(cells), err)
+		return out, fmt.Errorf("%d of %d cells ran: %w", len(out), len(cells), err)
 	}
 	return out, nil
 }
