@@ -133,7 +133,9 @@ interop-chromium:
 # The link emulator's precise check (internal/linkem, needs root): ping's
 # RTT within 1 ms of twice the delay, UDP's one-way delay at 8,300
 # packets/s within 1 ms, kernel TCP (Cubic and BBR) and UDP within 2% of
-# 100 Mbit/s. About a minute; the figures are best on a quiet machine.
+# 100 Mbit/s; and our QUIC (Cubic, BBR, NewReno) sharing a 20 Mbit/s
+# bottleneck with kernel TCP Cubic within 0.5-2x (TestCheckFairnessTCP).
+# About two minutes; the figures are best on a quiet machine.
 # Installs Debian's iputils-ping when missing, to check with ping(8) too.
 # `make test` runs coarse, load-proof versions (TestPair*).
 .PHONY: linkem-check
