@@ -27,6 +27,7 @@ const (
 	portOursBBR   = 4434
 	portOursReno  = 4435
 	portQuicGo    = 4436
+	portOursIW32  = 4437
 	portTCP       = 443
 )
 
@@ -53,6 +54,11 @@ func (o *options) quicConf(cc string) *ours.Config {
 		c.Congestion = congestion.NewBBR
 	case "reno":
 		c.Congestion = congestion.NewNewReno
+	case "bbr-iw32":
+		c.Congestion = func(cc congestion.ControllerConfig) congestion.Controller {
+			cc.InitialWindowPackets = 32
+			return congestion.NewBBR(cc)
+		}
 	}
 	if o.qlogDir != "" {
 		c.Tracer = qlogTracer(o.qlogDir, cc)
@@ -99,6 +105,11 @@ func (b *bed) serverAddr(port int) string {
 	return net.JoinHostPort(b.p.Addr(linkem.B).String(), strconv.Itoa(port))
 }
 
+// oursPort returns the port of our server with controller cc.
+func oursPort(cc string) int {
+	return map[string]int{"cubic": portOursCubic, "bbr": portOursBBR, "reno": portOursReno, "bbr-iw32": portOursIW32}[cc]
+}
+
 // handler answers /bytes/N with N bytes.
 func handler(body []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,7 +141,7 @@ func (b *bed) start() error {
 	for _, s := range []struct {
 		port int
 		cc   string
-	}{{portOursCubic, "cubic"}, {portOursBBR, "bbr"}, {portOursReno, "reno"}} {
+	}{{portOursCubic, "cubic"}, {portOursBBR, "bbr"}, {portOursReno, "reno"}, {portOursIW32, "bbr-iw32"}} {
 		pc, err := b.p.ListenPacket(linkem.B, "udp4", b.serverAddr(s.port))
 		if err != nil {
 			return err
@@ -185,8 +196,7 @@ type client interface {
 func (b *bed) newClient(p proto, reuse bool) (client, error) {
 	switch p.Kind {
 	case "ours":
-		port := map[string]int{"cubic": portOursCubic, "bbr": portOursBBR, "reno": portOursReno}[p.CC]
-		return &oursClient{b: b, cc: p.CC, url: "https://" + b.serverAddr(port) + "/bytes/", reuse: reuse}, nil
+		return &oursClient{b: b, cc: p.CC, url: "https://" + b.serverAddr(oursPort(p.CC)) + "/bytes/", reuse: reuse}, nil
 	case "quic-go":
 		return &quicGoClient{b: b, url: "https://" + b.serverAddr(portQuicGo) + "/bytes/", reuse: reuse}, nil
 	case "tcp":

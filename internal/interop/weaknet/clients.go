@@ -205,7 +205,7 @@ func (b *bed) handshake(ctx context.Context, p proto) error {
 			return err
 		}
 		defer closeLater(func() { qt.Close(); qt.Conn.Close() })
-		ua, _ := net.ResolveUDPAddr("udp4", b.serverAddr(portOursCubic))
+		ua, _ := net.ResolveUDPAddr("udp4", b.serverAddr(oursPort(p.CC)))
 		c, err := qt.Dial(ctx, ua, b.clientTLS("h3"), b.opts.quicConf(p.CC))
 		if err != nil {
 			return err
