@@ -152,14 +152,14 @@ linkem-check:
 # random loss in each direction), and the handshakes alone. Writes
 # $(WEAKNET_OUT)/weaknet.md, $(WEAKNET_OUT)/weaknet/results.json and the
 # plots $(WEAKNET_OUT)/weaknet/*.png (internal/plot's weaknetplot). The
-# full table takes about an hour with the cells 16 at once; weaknet-quick
+# full table takes about an hour with the cells 40 at once; weaknet-quick
 # is a few minutes. The knobs below choose the cells.
 WEAKNET_SIZES    ?= 1k,10k,100k,1m
 WEAKNET_LOSS     ?= 0,1,5,10,20,30,50
 WEAKNET_N        ?= 20
 WEAKNET_PROTOS   ?= ours-cubic,ours-bbr,quic-go,h1,h2
 WEAKNET_CONNS    ?= new,reused
-WEAKNET_PARALLEL ?= 16
+WEAKNET_PARALLEL ?= 40
 WEAKNET_FLAGS    ?=
 WEAKNET_OUT      ?= docs
 .PHONY: weaknet weaknet-quick ccplots
