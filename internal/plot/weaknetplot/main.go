@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -116,8 +117,13 @@ func run(args []string, stderr io.Writer) error {
 // results that match.
 func (rep *report) panel(title string, timeout float64, match func(int) bool) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "random loss in each direction (%); solid p50, dotted p90, dashed the timeout"
+	p.Title.Text = title + " (solid p50, dotted p90; dashed: the timeout)"
+	p.X.Label.Text = "random loss in each direction (%)"
+	var ticks []plot.Tick
+	for _, l := range rep.Losses {
+		ticks = append(ticks, plot.Tick{Value: 100 * l, Label: strconv.FormatFloat(100*l, 'f', -1, 64)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Label.Text = "request time (s)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
