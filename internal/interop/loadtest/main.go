@@ -71,6 +71,7 @@ func run(args []string, out io.Writer) error {
 	sockets := fs.Int("sockets", 16, "client UDP sockets, shared round-robin")
 	timeout := fs.Duration("timeout", 10*time.Minute, "time limit of the whole run")
 	child := fs.String("child", "", "(internal) run one implementation and print its stats as JSON")
+	verbose := fs.Bool("v", false, "report progress every 10 s and, for ours, the Transports' counters at the end, on standard error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,7 +83,11 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-c and -sockets must be positive")
 	}
 	if *child != "" {
-		s, err := runImpl(*child, *conns, size, *sockets, *timeout)
+		var vw io.Writer
+		if *verbose {
+			vw = os.Stderr
+		}
+		s, err := runImpl(*child, *conns, size, *sockets, *timeout, vw)
 		if err != nil {
 			return err
 		}
@@ -92,7 +97,7 @@ func run(args []string, out io.Writer) error {
 	for _, impl := range strings.Split(*impls, ",") {
 		impl = strings.TrimSpace(impl)
 		cmd := exec.Command(os.Args[0], "-child", impl, "-c", strconv.Itoa(*conns), "-size", *sizeS,
-			"-sockets", strconv.Itoa(*sockets), "-timeout", timeout.String())
+			"-sockets", strconv.Itoa(*sockets), "-timeout", timeout.String(), "-v="+strconv.FormatBool(*verbose))
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
 		if err != nil {
@@ -122,7 +127,7 @@ func run(args []string, out io.Writer) error {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
 
 // runImpl runs the load test of one implementation in this process.
-func runImpl(impl string, n, size, sockets int, timeout time.Duration) (stats, error) {
+func runImpl(impl string, n, size, sockets int, timeout time.Duration, verbose io.Writer) (stats, error) {
 	cert, pool, err := certs.SelfSigned("127.0.0.1")
 	if err != nil {
 		return stats{}, err
@@ -152,13 +157,38 @@ func runImpl(impl string, n, size, sockets int, timeout time.Duration) (stats, e
 	var get func(ctx context.Context, i int) (setup time.Duration, err error)
 	switch impl {
 	case "ours":
-		srv := &oursh3.Server{Handler: h, TLSConfig: stls, QUICConfig: &ours.Config{MaxIdleTimeout: timeout}}
-		go srv.Serve(srvConn)
+		srv := &oursh3.Server{Handler: h}
+		str := &ours.Transport{Conn: srvConn}
+		ln, err := str.Listen(stls, &ours.Config{MaxIdleTimeout: timeout})
+		if err != nil {
+			return stats{}, err
+		}
+		go srv.ServeListener(ln)
 		defer srv.Close()
+		defer str.Close()
 		trs := make([]*ours.Transport, sockets)
 		for i := range trs {
 			trs[i] = &ours.Transport{Conn: clientSockets[i]}
 			defer trs[i].Close()
+		}
+		if verbose != nil {
+			defer func() {
+				fmt.Fprintf(verbose, "server transport: %+v\n", str.Stats())
+				var sum ours.TransportStats
+				sum.PacketsDropped = map[ours.PacketDropReason]uint64{}
+				for _, tr := range trs {
+					st := tr.Stats()
+					sum.HandshakesStarted += st.HandshakesStarted
+					sum.HandshakesCompleted += st.HandshakesCompleted
+					sum.HandshakesFailed += st.HandshakesFailed
+					sum.ReceiveBufferDrops += st.ReceiveBufferDrops
+					sum.ConnectionsOpen += st.ConnectionsOpen
+					for r, n := range st.PacketsDropped {
+						sum.PacketsDropped[r] += n
+					}
+				}
+				fmt.Fprintf(verbose, "client transports: %+v\n", sum)
+			}()
 		}
 		get = func(ctx context.Context, i int) (time.Duration, error) {
 			var setup time.Duration
@@ -206,8 +236,26 @@ func runImpl(impl string, n, size, sockets int, timeout time.Duration) (stats, e
 	cpu0 := cpuTime()
 	start := time.Now()
 	var wg sync.WaitGroup
+	var done atomic.Int64
+	if verbose != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			tick := time.NewTicker(10 * time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					fmt.Fprintf(verbose, "%s %s: %d of %d done, %d failed\n", time.Since(start).Round(time.Second), impl, done.Load(), n, failed.Load())
+				}
+			}
+		}()
+	}
 	for i := range n {
 		wg.Go(func() {
+			defer done.Add(1)
 			t0 := time.Now()
 			setup, err := get(ctx, i)
 			if err != nil {

@@ -37,7 +37,7 @@ func TestParseSize(t *testing.T) {
 // connection fetches its response, and the times are measured.
 func TestRunImpl(t *testing.T) {
 	for _, impl := range []string{"ours", "quic-go"} {
-		s, err := runImpl(impl, 20, 20_000, 4, time.Minute)
+		s, err := runImpl(impl, 20, 20_000, 4, time.Minute, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestRunImpl(t *testing.T) {
 			t.Fatalf("%s: %+v", impl, s)
 		}
 	}
-	if _, err := runImpl("nope", 1, 1, 1, time.Second); err == nil {
+	if _, err := runImpl("nope", 1, 1, 1, time.Second, nil); err == nil {
 		t.Fatal("unknown implementation ran")
 	}
 }
