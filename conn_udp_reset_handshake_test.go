@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quicstack/quic/wire"
 )
 
 // dropPacketConn is a server socket that loses received datagrams while
@@ -78,4 +81,86 @@ func TestUDPStatelessResetForgottenHandshake(t *testing.T) {
 	if sock.dropped.Load() == 0 {
 		t.Fatal("the server lost none of the client's handshake")
 	}
+}
+
+// Only Handshake packets for unknown connection IDs get a stateless reset
+// among long headers, smaller than the packet: not those of a live
+// connection (which the connection processes), not an Initial too small
+// to start a connection, not a 0-RTT packet (whose ID the client chose:
+// it has no token for it).
+func TestUDPStatelessResetLongHeaders(t *testing.T) {
+	ctls, stls := testTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ts := &Transport{Conn: pathListenUDP(t)}
+	defer ts.Close()
+	l, err := ts.Listen(stls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan *Conn, 1)
+	go pathEchoServer(ctx, l, conns)
+	c, err := DialAddr(ctx, ts.Conn.LocalAddr().String(), ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	srv := <-conns
+	pathEcho(t, c, []byte("hello"))
+	var live wire.ConnectionID
+	for i := range ts.handlers.shards {
+		s := &ts.handlers.shards[i]
+		s.mu.RLock()
+		for cid, r := range s.m {
+			if r.c == srv {
+				live = cid
+			}
+		}
+		s.mu.RUnlock()
+	}
+	attacker := pathListenUDP(t)
+	replies := make(chan int, 16)
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			n, _, err := attacker.ReadFrom(b)
+			if err != nil {
+				return
+			}
+			replies <- n
+		}
+	}()
+	// A Version 1 long header of type bits typ (RFC 9000, Section 17.2),
+	// an empty Source Connection ID and 64 bytes of payload.
+	send := func(typ byte, cid wire.ConnectionID) int {
+		pkt := []byte{0xc0 | typ<<4, 0, 0, 0, 1, byte(cid.Len())}
+		pkt = append(pkt, cid.Bytes()...)
+		pkt = append(pkt, 0, 0x40, 0x40)
+		pkt = append(pkt, bytes.Repeat([]byte{0xaa}, 64)...)
+		if _, err := attacker.WriteTo(pkt, ts.Conn.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+		return len(pkt)
+	}
+	unknown := wire.NewConnectionID([]byte{9, 9, 9, 9, 9, 9, 9, 9})
+	const initial, zeroRTT, handshakeType = 0, 1, 2
+	send(handshakeType, live)
+	send(initial, unknown)
+	send(zeroRTT, unknown)
+	n := send(handshakeType, unknown)
+	// The socket reads the four in order: once the last is answered, the
+	// others were handled.
+	pathPollUntil(t, "a reset for the unknown ID", func() bool { return ts.Stats().StatelessResetsSent >= 1 })
+	if got := ts.Stats().StatelessResetsSent; got != 1 {
+		t.Errorf("%d stateless resets sent, want 1 (for the unknown ID's Handshake packet)", got)
+	}
+	select {
+	case m := <-replies:
+		if m >= n || m < 21 {
+			t.Errorf("stateless reset of %d bytes for a packet of %d", m, n)
+		}
+	case <-ctx.Done():
+		t.Fatal("no stateless reset received")
+	}
+	pathEcho(t, c, []byte("still there"))
 }
