@@ -187,8 +187,8 @@ WEAKNET_OUT      ?= docs
 .PHONY: weaknet weaknet-quick ccplots
 weaknet:
 	@mkdir -p $(WEAKNET_OUT)/weaknet
-	cd $(INTEROP) && $(GO) build -o $(CURDIR)/$(WEAKNET_OUT)/weaknet/.weaknet ./weaknet
-	$(WEAKNET_OUT)/weaknet/.weaknet -sizes $(WEAKNET_SIZES) -loss $(WEAKNET_LOSS) -n $(WEAKNET_N) \
+	cd $(INTEROP) && $(GO) build -o $(abspath $(WEAKNET_OUT))/weaknet/.weaknet ./weaknet
+	$(abspath $(WEAKNET_OUT))/weaknet/.weaknet -sizes $(WEAKNET_SIZES) -loss $(WEAKNET_LOSS) -n $(WEAKNET_N) \
 		-protos $(WEAKNET_PROTOS) -conns $(WEAKNET_CONNS) -parallel $(WEAKNET_PARALLEL) $(WEAKNET_FLAGS) \
 		-md $(WEAKNET_OUT)/weaknet.md -json $(WEAKNET_OUT)/weaknet/results.json
 	@rm -f $(WEAKNET_OUT)/weaknet/.weaknet
