@@ -343,6 +343,20 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		return true
 	}
 	t.stats.countDrop(DropRejected)
+	// A Handshake packet for a connection this server does not know: its
+	// handshake ended here (HandshakeIdleTimeout) while the client's was
+	// complete. "An endpoint MAY send a Stateless Reset in response to a
+	// packet with a long header. Sending a Stateless Reset is not
+	// effective prior to the stateless reset token being available to a
+	// peer." (RFC 9000, Section 10.3) A client sending Handshake packets
+	// to this ID has the token if its handshake completed, and until the
+	// handshake is confirmed it sends nothing else: "An endpoint MUST NOT
+	// set its PTO timer for the Application Data packet number space
+	// until the handshake is confirmed" (RFC 9002, Section 6.2.1). Ignored,
+	// it would probe until its idle timeout.
+	if pt, err := wire.PacketTypeOf(d); err == nil && pt == wire.PacketTypeHandshake {
+		t.maybeSendStatelessReset(d, cid, m.peer())
+	}
 	return false
 }
 
