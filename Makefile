@@ -137,6 +137,15 @@ interop-aioquic:
 interop-chromium:
 	bash internal/interop/chromium/run.sh
 
+# Headless Chromium's JavaScript WebTransport API against our
+# example/webtransport echo server (a bidirectional stream, a
+# unidirectional stream, datagrams and WT_CLOSE_SESSION), in a network
+# namespace with only loopback. Needs root and Chromium (installed with
+# apt-get when missing); not part of make test.
+.PHONY: interop-chromium-webtransport
+interop-chromium-webtransport:
+	bash internal/interop/chromium/webtransport.sh
+
 # The link emulator's precise check (internal/linkem, needs root): ping's
 # RTT within 1 ms of twice the delay, UDP's one-way delay at 8,300
 # packets/s within 1 ms, kernel TCP (Cubic and BBR) and UDP within 2% of
