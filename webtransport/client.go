@@ -49,6 +49,9 @@ func (d *Dialer) transport() *http3.Transport {
 			*qc = *d.QUICConfig
 		}
 		qc.EnableDatagrams = true
+		// "WebTransport over HTTP/3 relies on the RESET_STREAM_AT frame"
+		// (Section 3.1).
+		qc.EnableResetStreamAt = true
 		// "For draft versions of WebTransport only, clients MUST also
 		// send SETTINGS_WT_ENABLED with the draft-specific codepoint"
 		// (Section 3.1).

@@ -62,6 +62,9 @@ func (s *Server) ConfigureServer(srv *http3.Server) {
 		*qc = *srv.QUICConfig
 	}
 	qc.EnableDatagrams = true
+	// "WebTransport over HTTP/3 relies on the RESET_STREAM_AT frame"
+	// (Section 3.1).
+	qc.EnableResetStreamAt = true
 	srv.QUICConfig = qc
 	settings := []http3.Setting{
 		{ID: settingWTEnabled, Value: 1},

@@ -226,3 +226,51 @@ func TestSeveralSessionsOnOneConnection(t *testing.T) {
 		t.Fatalf("after the other closed: %q %v", got, err)
 	}
 }
+
+// "WebTransport implementations MUST use the RESET_STREAM_AT frame ...
+// with a Reliable Size set to at least the size of the WebTransport
+// header when resetting a WebTransport data stream. This ensures reliable
+// delivery of the ID field associating the data stream with a
+// WebTransport session." (Section 4.4) Streams reset right after they
+// were opened still reach the peer's session, with the reset's code.
+func TestResetRightAfterOpenReachesSession(t *testing.T) {
+	got := make(chan error, 20)
+	e := newTestEnv(t, nil, func(sess *Session) {
+		for {
+			str, err := sess.AcceptUniStream(sess.Context())
+			if err != nil {
+				return
+			}
+			_, err = io.ReadAll(str)
+			got <- err
+		}
+	})
+	sess := e.dial(t)
+	if !sess.cs.qc.ConnectionState().SupportsResetStreamAt {
+		t.Fatal("RESET_STREAM_AT not negotiated")
+	}
+	ctx := testCtx(t)
+	for i := range 10 {
+		str, err := sess.OpenUniStreamSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		str.CancelWrite(StreamErrorCode(100 + i))
+	}
+	seen := map[StreamErrorCode]bool{}
+	for range 10 {
+		select {
+		case err := <-got:
+			var se *StreamError
+			if !errors.As(err, &se) || !se.HasCode || !se.Remote {
+				t.Fatalf("server read %v", err)
+			}
+			seen[se.ErrorCode] = true
+		case <-ctx.Done():
+			t.Fatalf("the server saw %d of the 10 reset streams", len(seen))
+		}
+	}
+	if len(seen) != 10 {
+		t.Fatalf("codes %v", seen)
+	}
+}

@@ -252,7 +252,7 @@ func (s *Session) write(w io.Writer, ctx context.Context, wd *writeDeadline, p [
 // of the WebTransport header when resetting a WebTransport data stream"
 // (Section 4.4), where the connection negotiated it.
 func resetSend(str interface {
-	CancelWrite(quic.StreamErrorCode)
+	CancelWriteAt(quic.StreamErrorCode, uint64)
 }, h, hdrLen uint64) {
-	str.CancelWrite(quic.StreamErrorCode(h))
+	str.CancelWriteAt(quic.StreamErrorCode(h), hdrLen)
 }
