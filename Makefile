@@ -43,6 +43,9 @@ interop:
 		cd $(INTEROP) && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
 		$(GO) test -count=1 -run '^(TestFeatures0RTTQuicGoClientOurServer|TestInteropCases)$$/^zerortt$$/^quic-go' ./...; \
 	else echo "interop: no $(INTEROP)/go.mod yet, skipping"; fi
+	@# WebTransport against quic-go's webtransport-go, a module of its own
+	@# (webtransport-go v0.13 builds only with an older quic-go).
+	cd $(INTEROP)/webtransport && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Runs each fuzz target of each package for FUZZTIME. go test accepts only
 # one -fuzz target per invocation, so targets are listed first.

@@ -214,19 +214,14 @@ func (cs *connState) active() int {
 	return len(cs.sessions)
 }
 
-// connClosed ends the sessions of a connection that ended.
+// connClosed drops the streams kept for sessions of a connection that
+// ended. Its sessions end by themselves: their CONNECT streams fail
+// (Session.readCapsules).
 func (cs *connState) connClosed() {
 	cs.mu.Lock()
-	ss := make([]*Session, 0, len(cs.sessions))
-	for _, s := range cs.sessions {
-		ss = append(ss, s)
-	}
 	for _, p := range cs.pending {
 		p.timer.Stop()
 	}
 	cs.pending = nil
 	cs.mu.Unlock()
-	for _, s := range ss {
-		s.terminate(context.Cause(cs.qc.Context()), false)
-	}
 }

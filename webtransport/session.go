@@ -70,10 +70,12 @@ func newSession(id uint64, cs *connState, proto string, fc flowControl) *Session
 // start runs the session on its CONNECT stream once it is established.
 func (s *Session) start(rs *http3.RequestStream) {
 	s.rs = rs
+	// The reader ends the session when the CONNECT stream ends: "the
+	// CONNECT stream is closed, either cleanly or abruptly, on either
+	// side" (Section 6), and when the connection closes, after the
+	// capsules that arrived before, such as a WT_CLOSE_SESSION sent just
+	// before the peer closed the connection.
 	go s.readCapsules()
-	// "the CONNECT stream is closed, either cleanly or abruptly, on either
-	// side" terminates the session (Section 6).
-	context.AfterFunc(rs.Context(), func() { s.terminate(ErrSessionGone, false) })
 }
 
 // Context returns a context that is cancelled when the session ends;
