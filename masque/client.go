@@ -33,7 +33,8 @@ type Client struct {
 	Header http.Header
 	// TLSClientConfig and QUICConfig configure the connection to the
 	// proxy, as for http3.Transport; datagrams are enabled on a copy of
-	// QUICConfig.
+	// QUICConfig, and its InitialPacketSize is TunnelPacketSize unless it
+	// sets one.
 	TLSClientConfig *tls.Config
 	QUICConfig      *quic.Config
 	// Dial, if not nil, makes the QUIC connection to the proxy (see
@@ -52,12 +53,7 @@ func (c *Client) init() {
 		if c.terr == nil && c.tmpl.prefix == "" {
 			c.terr = errTemplate // a client needs scheme and authority
 		}
-		qc := &quic.Config{}
-		if c.QUICConfig != nil {
-			*qc = *c.QUICConfig
-		}
-		qc.EnableDatagrams = true
-		c.tr = &http3.Transport{TLSClientConfig: c.TLSClientConfig, QUICConfig: qc, EnableDatagrams: true, Dial: c.Dial}
+		c.tr = &http3.Transport{TLSClientConfig: c.TLSClientConfig, QUICConfig: tunnelConfig(c.QUICConfig), EnableDatagrams: true, Dial: c.Dial}
 	})
 }
 

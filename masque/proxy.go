@@ -63,16 +63,33 @@ type Proxy struct {
 }
 
 // ConfigureServer enables on srv what the proxy needs: extended CONNECT
-// (RFC 9220) and HTTP/3 datagrams (RFC 9297), with QUIC datagrams.
+// (RFC 9220) and HTTP/3 datagrams (RFC 9297), with QUIC datagrams, and
+// an InitialPacketSize of TunnelPacketSize unless one is set.
 func ConfigureServer(srv *http3.Server) {
 	srv.EnableExtendedConnect = true
 	srv.EnableDatagrams = true
+	srv.QUICConfig = tunnelConfig(srv.QUICConfig)
+}
+
+// TunnelPacketSize is the InitialPacketSize of the QUIC connections
+// between clients and proxies when their configuration sets none: large
+// enough that a tunneled QUIC packet of 1200 bytes, the least QUIC
+// allows, fits in one QUIC DATAGRAM frame from the start, before path MTU
+// discovery finds what the path carries (masque-go uses the same size).
+const TunnelPacketSize = 1350
+
+// tunnelConfig returns a copy of c with datagrams enabled and, unless c
+// sets one, an InitialPacketSize of TunnelPacketSize.
+func tunnelConfig(c *quic.Config) *quic.Config {
 	qc := &quic.Config{}
-	if srv.QUICConfig != nil {
-		*qc = *srv.QUICConfig
+	if c != nil {
+		*qc = *c
 	}
 	qc.EnableDatagrams = true
-	srv.QUICConfig = qc
+	if qc.InitialPacketSize == 0 {
+		qc.InitialPacketSize = TunnelPacketSize
+	}
+	return qc
 }
 
 func (p *Proxy) template() (*template, error) {
