@@ -19,12 +19,14 @@ const (
 	// code" (draft-ietf-webtrans-http3, Section 4.6). Datagrams are
 	// buffered by package http3 (32 per connection).
 	maxPendingStreams = 16
-	// pendingStreamTimeout is how long such a stream waits for its
-	// session before it is rejected the same way.
-	pendingStreamTimeout = 5 * time.Second
 	// h3IDError is H3_ID_ERROR (RFC 9114, Section 8.1).
 	h3IDError = 0x108
 )
+
+// pendingStreamTimeout is how long a stream waits for its session
+// before it is rejected with WT_BUFFERED_STREAM_REJECTED (a variable for
+// tests).
+var pendingStreamTimeout = 5 * time.Second
 
 // connState is the WebTransport state of one HTTP/3 connection: its
 // sessions by session ID, and the streams that arrived before their

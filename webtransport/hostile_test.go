@@ -1,0 +1,265 @@
+package webtransport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/quicstack/quic"
+)
+
+// "If an endpoint receives a session ID on a unidirectional stream ...
+// that does not correspond to a client-initiated bidirectional stream
+// ID, the endpoint MUST close the connection with an H3_ID_ERROR error
+// code." (Section 4)
+func TestSessionIDOfWrongStreamTypeClosesConnection(t *testing.T) {
+	e := newTestEnv(t, nil, echo)
+	sess := e.dial(t)
+	qc := sess.cs.qc
+	str, err := qc.OpenUniStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	str.Write([]byte{0x40, uniStreamType, 0x01}) // session ID 1: a server-initiated bidi stream
+	<-qc.Context().Done()
+	var ae *quic.ApplicationError
+	if err := context.Cause(qc.Context()); !errors.As(err, &ae) || ae.Code != h3IDError || !ae.Remote {
+		t.Fatalf("connection ended with %v, want the server's H3_ID_ERROR", err)
+	}
+}
+
+// The peer's WT_MAX_STREAMS limit holds OpenUniStream back, and
+// OpenUniStreamSync waits for the capsule that raises it once the server
+// finished streams (Section 5.6.1).
+func TestStreamLimitAndMaxStreamsCapsule(t *testing.T) {
+	e := newTestEnv(t, func(s *Server) { s.Config = &Config{MaxIncomingUniStreams: 2} }, func(sess *Session) {
+		for {
+			str, err := sess.AcceptUniStream(sess.Context())
+			if err != nil {
+				return
+			}
+			io.ReadAll(str)
+		}
+	})
+	sess := e.dial(t)
+	ctx := testCtx(t)
+	for i := range 2 {
+		s, err := sess.OpenUniStream()
+		if err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		s.Write([]byte("data"))
+		s.Close()
+	}
+	if _, err := sess.OpenUniStream(); err != errTooManyStreams {
+		t.Fatalf("a third stream beyond the limit of 2: %v", err)
+	}
+	// The server read both to the end: the limit rises.
+	s, err := sess.OpenUniStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// A peer that opens more streams than allowed gets its session closed
+// with WT_FLOW_CONTROL_ERROR: "If an endpoint receives an incoming stream
+// for a session that would exceed the advertised Maximum Streams value,
+// it MUST close the WebTransport session with a WT_FLOW_CONTROL_ERROR
+// error code." (Section 5.6.1)
+func TestStreamsBeyondLimitCloseSession(t *testing.T) {
+	ended := make(chan error, 1)
+	e := newTestEnv(t, func(s *Server) { s.Config = &Config{MaxIncomingUniStreams: 2} }, func(sess *Session) {
+		<-sess.Context().Done()
+		ended <- context.Cause(sess.Context())
+	})
+	sess := e.dial(t)
+	qc := sess.cs.qc
+	for range 3 { // past our own limiter, straight on QUIC
+		str, err := qc.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		str.Write(appendVarint(appendVarint(nil, uniStreamType), sess.id))
+	}
+	ctx := testCtx(t)
+	select {
+	case err := <-ended:
+		if err == nil || !strings.Contains(err.Error(), "WT_FLOW_CONTROL_ERROR") {
+			t.Fatalf("server session ended with %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server kept the session")
+	}
+	<-sess.Context().Done() // the client learns it from its CONNECT stream
+}
+
+// A small session data window (WT_MAX_DATA) still carries much more data:
+// the receiver raises it as its application reads (Section 5.6.3).
+func TestDataWindowIsRaised(t *testing.T) {
+	e := newTestEnv(t, func(s *Server) { s.Config = &Config{MaxIncomingData: 1000} }, echo)
+	sess := e.dial(t)
+	if sess.fc.peerMaxData != 1000 {
+		t.Fatalf("the server's initial data limit is %d", sess.fc.peerMaxData)
+	}
+	str, err := sess.OpenStreamSync(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := strings.Repeat("0123456789", 10000)
+	go func() { io.WriteString(str, msg); str.CloseWrite() }()
+	got, err := io.ReadAll(str)
+	if err != nil || string(got) != msg {
+		t.Fatalf("echo of %d bytes through a 1000-byte window: %d, %v", len(msg), len(got), err)
+	}
+	sess.mu.Lock()
+	sent, limit := sess.fc.sentData, sess.fc.peerMaxData
+	sess.mu.Unlock()
+	if sent < 100000 || limit < sent {
+		t.Fatalf("sent %d under a limit of %d", sent, limit)
+	}
+}
+
+// "the number of buffered streams is exceeded, a stream MUST be closed by
+// sending a RESET_STREAM and/or STOP_SENDING with the
+// WT_BUFFERED_STREAM_REJECTED error code" (Section 4.6).
+// Here the streams never time out: only the bound rejects one of them
+// (the server sees them in an order of its own).
+func TestBufferedStreamsAreBounded(t *testing.T) {
+	defer func(d time.Duration) { pendingStreamTimeout = d }(pendingStreamTimeout)
+	pendingStreamTimeout = time.Hour
+	e := newTestEnv(t, nil, echo)
+	sess := e.dial(t)
+	qc := sess.cs.qc
+	var strs []*quic.SendStream
+	for range maxPendingStreams + 1 {
+		str, err := qc.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		str.Write(appendVarint(appendVarint(nil, uniStreamType), 400)) // no such session yet
+		strs = append(strs, str)
+	}
+	ctx := testCtx(t)
+	for {
+		for _, str := range strs {
+			_, err := str.Write([]byte("x"))
+			var se *quic.StreamError
+			if errors.As(err, &se) {
+				if se.Code != codeBufferedStreamRejected || !se.Remote {
+					t.Fatalf("stream reset with %v", err)
+				}
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("17 streams kept for a session that does not exist")
+		case <-after(5):
+		}
+	}
+}
+
+// Drain sends WT_DRAIN_SESSION; the peer's Draining channel closes and
+// the session goes on (Section 4.7).
+func TestDrain(t *testing.T) {
+	drained := make(chan *Session, 1)
+	e := newTestEnv(t, nil, func(sess *Session) {
+		<-sess.Draining()
+		drained <- sess
+		echo(sess)
+	})
+	sess := e.dial(t)
+	if err := sess.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		t.Fatal("the server did not see WT_DRAIN_SESSION")
+	}
+	str, err := sess.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str.Write([]byte("still open"))
+	str.CloseWrite()
+	if b, err := io.ReadAll(str); err != nil || string(b) != "still open" {
+		t.Fatalf("after drain: %q %v", b, err)
+	}
+}
+
+// "Senders that truncate an application-supplied message MUST do so at a
+// UTF-8 character boundary", and its "length MUST NOT exceed 1024 bytes"
+// (Section 6).
+func TestCloseMessageTruncatedAtCharacter(t *testing.T) {
+	closed := make(chan error, 1)
+	e := newTestEnv(t, nil, func(sess *Session) {
+		<-sess.Context().Done()
+		closed <- context.Cause(sess.Context())
+	})
+	sess := e.dial(t)
+	long := strings.Repeat("é", 600) // 1200 bytes, two per character
+	sess.CloseWithError(9, "a"+long)
+	var se *SessionError
+	if err := <-closed; !errors.As(err, &se) || len(se.Message) > maxCloseMessage || !utf8.ValidString(se.Message) || len(se.Message) < maxCloseMessage-1 {
+		t.Fatalf("server saw %v (%d bytes)", err, len(se.Message))
+	}
+}
+
+// Error codes map into WT_APPLICATION_ERROR skipping the reserved HTTP/3
+// codepoints, both ways (Section 4.4, Figure 4).
+func TestErrorCodeMapping(t *testing.T) {
+	if httpCode(0) != firstAppCode || httpCode(0xffffffff) != lastAppCode {
+		t.Fatalf("ends: %#x %#x", httpCode(0), httpCode(0xffffffff))
+	}
+	for _, n := range []StreamErrorCode{0, 1, 0x1c, 0x1d, 0x1e, 0x1f, 0x3c, 12345678, 0xfffffffe, 0xffffffff} {
+		h := httpCode(n)
+		if (h-0x21)%0x1f == 0 {
+			t.Fatalf("%#x maps to the reserved codepoint %#x", n, h)
+		}
+		if back, ok := appCode(h); !ok || back != n {
+			t.Fatalf("%#x -> %#x -> %#x %v", n, h, back, ok)
+		}
+	}
+	for _, h := range []uint64{firstAppCode - 1, lastAppCode + 1, 0x0, 0x100, codeSessionGone} {
+		if _, ok := appCode(h); ok {
+			t.Fatalf("%#x mapped", h)
+		}
+	}
+	// The reserved codepoints in the range are not application codes.
+	for h := uint64(firstAppCode); h < firstAppCode+0x40; h++ {
+		if _, ok := appCode(h); ok == ((h-0x21)%0x1f == 0) {
+			t.Fatalf("%#x: ok %v", h, ok)
+		}
+	}
+}
+
+// FuzzFlowControlCapsule feeds flow control capsules to a session's flow
+// control: never a panic, limits never fall, and values above 2^60 for
+// streams close the session.
+func FuzzFlowControlCapsule(f *testing.F) {
+	f.Add(uint64(capsuleMaxStreamsBidi), appendVarint(nil, 10))
+	f.Add(uint64(capsuleMaxData), appendVarint(nil, 1<<40))
+	f.Add(uint64(capsuleStreamsBlockedUni), appendVarint(nil, maxStreamsLimit+1))
+	f.Add(uint64(capsuleDataBlocked), []byte{0x40})
+	f.Fuzz(func(t *testing.T, typ uint64, v []byte) {
+		fc := flowControl{enabled: true, peerMaxBidi: 5, peerMaxUni: 5, peerMaxData: 1000}
+		before := fc
+		raised, ok := fc.onCapsule(typ, v)
+		if fc.peerMaxBidi < before.peerMaxBidi || fc.peerMaxUni < before.peerMaxUni || fc.peerMaxData < before.peerMaxData {
+			t.Fatalf("a limit fell: %+v -> %+v", before, fc)
+		}
+		if raised && !ok {
+			t.Fatal("raised on a violation")
+		}
+		if fc.peerMaxBidi > maxStreamsLimit || fc.peerMaxUni > maxStreamsLimit {
+			t.Fatalf("stream limit above 2^60: %+v", fc)
+		}
+	})
+}
