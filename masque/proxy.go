@@ -166,6 +166,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
+	setDontFragment(conn, !target.Addr().Is4())
 	w.Header().Set("Capsule-Protocol", "?1")
 	str := streamer.HTTPStream()
 	idle := p.IdleTimeout

@@ -253,9 +253,10 @@ func (s *Session) readCapsules() {
 }
 
 // maxCapsuleValue bounds the capsules read on the CONNECT stream: a
-// WT_CLOSE_SESSION capsule's value is at most 4+1024 bytes, the others
-// are smaller, and unknown ones are dropped.
-const maxCapsuleValue = 4 << 10
+// WT_CLOSE_SESSION capsule's value is at most 4+1024 bytes and the flow
+// control ones are smaller; unknown ones (GREASE) up to this size are
+// dropped, larger ones reset the stream (http3.RequestStream.ReadCapsule).
+const maxCapsuleValue = 64 << 10
 
 // handleClose handles the peer's WT_CLOSE_SESSION capsule (Section 6).
 func (s *Session) handleClose(v []byte) {
