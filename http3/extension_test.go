@@ -170,4 +170,3 @@ func hasSetting(l []Setting, id, v uint64) bool {
 	}
 	return false
 }
-
