@@ -63,6 +63,7 @@ type connection struct {
 
 	// uniStream is Extensions.UniStream (extension.go), nil if none.
 	uniStream func(qc *quic.Conn, streamType uint64, str *quic.ReceiveStream, r io.Reader) bool
+	goaway    func(qc *quic.Conn) // Extensions.Goaway, nil if none
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -575,6 +576,9 @@ func (c *connection) handleGoaway(id uint64) error {
 	c.mu.Unlock()
 	if fn != nil {
 		fn(id)
+	}
+	if c.goaway != nil {
+		c.goaway(c.qc)
 	}
 	return nil
 }

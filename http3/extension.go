@@ -50,6 +50,13 @@ type Extensions struct {
 	// client closes the connection with H3_STREAM_CREATION_ERROR, as
 	// without the hook (Section 6.1).
 	BidiStream func(qc *quic.Conn, signal uint64, str *quic.Stream, r io.Reader) bool
+
+	// Goaway, if not nil, is called on the control stream's goroutine
+	// each time the peer's GOAWAY frame arrives (RFC 9114, Section 5.2),
+	// which for WebTransport "is also a signal to applications to
+	// initiate shutdown for all WebTransport sessions"
+	// (draft-ietf-webtrans-http3, Section 4.7). It must not block.
+	Goaway func(qc *quic.Conn)
 }
 
 // ownSettings are the identifiers this package sends, or that RFC 9114
@@ -72,6 +79,7 @@ func (e *Extensions) apply(c *connection) {
 		return
 	}
 	c.uniStream = e.UniStream
+	c.goaway = e.Goaway
 	ours := &c.ours
 	seen := make(map[uint64]bool, len(ours.Other)+len(e.Settings))
 	for _, kv := range ours.Other {

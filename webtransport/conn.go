@@ -110,6 +110,7 @@ func (c *conns) extensions(settings []http3.Setting) *http3.Extensions {
 			c.get(qc).handleStream(&incoming{bidi: str, r: r})
 			return true
 		},
+		Goaway: func(qc *quic.Conn) { c.get(qc).goaway() },
 	}
 }
 
@@ -199,6 +200,22 @@ func (cs *connState) add(s *Session) bool {
 		s.deliver(in)
 	}
 	return true
+}
+
+// goaway tells the sessions of a connection whose peer sent GOAWAY to
+// drain (Session.Draining): "An HTTP/3 GOAWAY frame is also a signal to
+// applications to initiate shutdown for all WebTransport sessions"
+// (Section 4.7).
+func (cs *connState) goaway() {
+	cs.mu.Lock()
+	ss := make([]*Session, 0, len(cs.sessions))
+	for _, s := range cs.sessions {
+		ss = append(ss, s)
+	}
+	cs.mu.Unlock()
+	for _, s := range ss {
+		s.drainOnce.Do(func() { close(s.draining) })
+	}
 }
 
 // remove forgets a session that ended; its later streams are reset.

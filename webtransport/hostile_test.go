@@ -263,3 +263,16 @@ func FuzzFlowControlCapsule(f *testing.F) {
 		}
 	})
 }
+
+// The server's GOAWAY (Server.Shutdown) makes the client's sessions
+// drain (Section 4.7).
+func TestGoawayDrainsSessions(t *testing.T) {
+	e := newTestEnv(t, nil, echo)
+	sess := e.dial(t)
+	go e.srv.Shutdown(context.Background())
+	select {
+	case <-sess.Draining():
+	case <-testCtx(t).Done():
+		t.Fatal("GOAWAY did not drain the session")
+	}
+}

@@ -97,7 +97,8 @@ func (s *Session) LocalAddr() interface{ String() string } { return s.cs.qc.Loca
 func (s *Session) RemoteAddr() interface{ String() string } { return s.cs.qc.RemoteAddr() }
 
 // Draining returns a channel that is closed when the peer asked for the
-// session to end soon, with a WT_DRAIN_SESSION capsule (Section 4.7):
+// session to end soon, with a WT_DRAIN_SESSION capsule or an HTTP/3
+// GOAWAY frame (Section 4.7):
 // the application is "expected to attempt to gracefully terminate the
 // session as soon as possible".
 func (s *Session) Draining() <-chan struct{} { return s.draining }
