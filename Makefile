@@ -53,6 +53,9 @@ interop:
 	@# WebTransport against quic-go's webtransport-go, a module of its own
 	@# (webtransport-go v0.13 builds only with an older quic-go).
 	cd $(INTEROP)/webtransport && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@# CONNECT-UDP against quic-go's masque-go (vendored there: the module
+	@# proxy refuses it; see internal/interop/masque/masque-go/ORIGIN.md).
+	cd $(INTEROP)/masque && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Runs each fuzz target of each package for FUZZTIME. go test accepts only
 # one -fuzz target per invocation, so targets are listed first.

@@ -65,6 +65,28 @@ func newProxyEnv(t *testing.T, proxy *Proxy, setup func(*http3.Server)) *proxyEn
 // the test ends.
 func udpServer(t *testing.T, answer func([]byte) []byte) *net.UDPConn {
 	t.Helper()
+	return udpServerFrom(t, func(q []byte, _ net.Addr) []byte { return answer(q) })
+}
+
+// udpServerFrom is udpServer with the sender's address.
+func udpServerFrom(t *testing.T, answer func([]byte, net.Addr) []byte) *net.UDPConn {
+	t.Helper()
+	return udpServerMulti2(t, func(q []byte, from net.Addr) [][]byte {
+		if a := answer(q, from); a != nil {
+			return [][]byte{a}
+		}
+		return nil
+	})
+}
+
+// udpServerMulti answers each datagram with several.
+func udpServerMulti(t *testing.T, answer func([]byte) [][]byte) *net.UDPConn {
+	t.Helper()
+	return udpServerMulti2(t, func(q []byte, _ net.Addr) [][]byte { return answer(q) })
+}
+
+func udpServerMulti2(t *testing.T, answer func([]byte, net.Addr) [][]byte) *net.UDPConn {
+	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +99,7 @@ func udpServer(t *testing.T, answer func([]byte) []byte) *net.UDPConn {
 			if err != nil {
 				return
 			}
-			if a := answer(buf[:n]); a != nil {
+			for _, a := range answer(buf[:n], from) {
 				c.WriteToUDP(a, from)
 			}
 		}

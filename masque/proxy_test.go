@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +18,12 @@ import (
 // A DNS query through the proxy gets the answer of a DNS server on
 // 127.0.0.1, which sees the query come from the proxy's socket.
 func TestDNSQueryThroughProxy(t *testing.T) {
-	var from chan net.Addr = make(chan net.Addr, 1)
-	dns := udpServer(t, func(q []byte) []byte {
+	var from net.Addr
+	var fromMu sync.Mutex
+	dns := udpServerFrom(t, func(q []byte, src net.Addr) []byte {
+		fromMu.Lock()
+		from = src
+		fromMu.Unlock()
 		var p dnsmessage.Parser
 		h, err := p.Start(q)
 		if err != nil {
@@ -46,7 +51,6 @@ func TestDNSQueryThroughProxy(t *testing.T) {
 	if ra, ok := conn.RemoteAddr().(*net.UDPAddr); !ok || ra.String() != dns.LocalAddr().String() {
 		t.Fatalf("RemoteAddr %v", conn.RemoteAddr())
 	}
-	_ = from
 	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: 0x4242, RecursionDesired: true})
 	b.StartQuestions()
 	b.Question(dnsmessage.Question{Name: dnsmessage.MustNewName("masque.example."), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET})
@@ -65,6 +69,34 @@ func TestDNSQueryThroughProxy(t *testing.T) {
 	r, err := p.AResource()
 	if err != nil || r.A != [4]byte{192, 0, 2, 7} {
 		t.Fatalf("A %v, %v", r, err)
+	}
+	fromMu.Lock()
+	defer fromMu.Unlock()
+	if from == nil || from.String() == conn.LocalAddr().String() || from.String() == e.addr {
+		t.Fatalf("the DNS server saw the query from %v (client %v, proxy listener %s)", from, conn.LocalAddr(), e.addr)
+	}
+}
+
+// A payload from the target too large for a QUIC DATAGRAM frame is
+// dropped, not sent in a DATAGRAM capsule, and the tunnel goes on: "the
+// UDP proxy SHOULD NOT send the UDP payload in a DATAGRAM capsule ... the
+// UDP proxy SHOULD drop the UDP payload" (RFC 9298, Section 6.1). A proxy
+// that ended the tunnel here would end tunneled QUIC connections at their
+// first path MTU probe.
+func TestProxyDropsOversizedPayload(t *testing.T) {
+	big := bytes.Repeat([]byte("B"), 60000)
+	target := udpServerMulti(t, func(q []byte) [][]byte { return [][]byte{big, append([]byte("small:"), q...)} })
+	e := newProxyEnv(t, &Proxy{Policy: allowLoopback}, nil)
+	ctx := testCtx(t)
+	conn, err := e.client.DialUDP(ctx, target.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"one", "two"} {
+		if got := roundTrip(t, ctx, conn, []byte(q)); string(got) != "small:"+q {
+			t.Fatalf("after the oversized payload: %d bytes %.20q", len(got), got)
+		}
 	}
 }
 

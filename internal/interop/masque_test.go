@@ -1,12 +1,12 @@
 package interop
 
-// CONNECT-UDP (RFC 9298) between our package masque and quic-go's HTTP/3,
-// in both roles. quic-go's masque-go is not to be had from the Go module
-// proxy here (it refuses the module), so the quic-go side is a minimal
-// UDP proxy and client written on quic-go's http3 in this file, making
-// masque-go's wire choices (read from its source): the default URI
-// Template, "Capsule-Protocol: ?1" on the request and the response, and
-// UDP payloads in HTTP Datagrams with Context ID 0.
+// CONNECT-UDP (RFC 9298) between our package masque and the current
+// quic-go's HTTP/3, in both roles: a minimal UDP proxy and client written
+// on quic-go's http3 in this file, making masque-go's wire choices (the
+// default URI Template, "Capsule-Protocol: ?1" on the request and the
+// response, UDP payloads in HTTP Datagrams with Context ID 0). masque-go
+// itself, which pins an older quic-go, is tested against in the module
+// internal/interop/masque.
 
 import (
 	"bytes"
