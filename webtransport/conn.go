@@ -91,6 +91,25 @@ func (c *conns) get(qc *quic.Conn) *connState {
 	return cs
 }
 
+// sessions returns the sessions established on all connections.
+func (c *conns) sessions() []*Session {
+	c.mu.Lock()
+	css := make([]*connState, 0, len(c.m))
+	for _, cs := range c.m {
+		css = append(css, cs)
+	}
+	c.mu.Unlock()
+	var ss []*Session
+	for _, cs := range css {
+		cs.mu.Lock()
+		for _, s := range cs.sessions {
+			ss = append(ss, s)
+		}
+		cs.mu.Unlock()
+	}
+	return ss
+}
+
 // extensions returns the http3 hooks that hand WebTransport streams to
 // their sessions, with settings.
 func (c *conns) extensions(settings []http3.Setting) *http3.Extensions {

@@ -194,6 +194,59 @@ func TestDrain(t *testing.T) {
 	}
 }
 
+// Server.Drain sends WT_DRAIN_SESSION on every session, on each of the
+// server's connections: each client session's Draining channel closes,
+// and the sessions go on.
+func TestServerDrainAllSessions(t *testing.T) {
+	up := make(chan *Session, 3)
+	e := newTestEnv(t, nil, func(sess *Session) {
+		up <- sess
+		echo(sess)
+	})
+	other := &Dialer{TLSClientConfig: e.dialer.TLSClientConfig}
+	defer other.Close()
+	ctx := testCtx(t)
+	_, c, err := other.Dial(ctx, e.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := e.dial(t), e.dial(t)
+	if a.cs == c.cs {
+		t.Fatal("the second Dialer shares the first's connection")
+	}
+	for range 3 {
+		select {
+		case <-up:
+		case <-ctx.Done():
+			t.Fatal("sessions not established on the server")
+		}
+	}
+	for _, s := range []*Session{a, b, c} {
+		select {
+		case <-s.Draining():
+			t.Fatal("draining before Server.Drain")
+		default:
+		}
+	}
+	e.wt.Drain()
+	for i, s := range []*Session{a, b, c} {
+		select {
+		case <-s.Draining():
+		case <-ctx.Done():
+			t.Fatalf("session %d: no WT_DRAIN_SESSION", i)
+		}
+		str, err := s.OpenStreamSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		str.Write([]byte("after drain"))
+		str.CloseWrite()
+		if got, err := io.ReadAll(str); err != nil || string(got) != "after drain" {
+			t.Fatalf("session %d after drain: %q %v", i, got, err)
+		}
+	}
+}
+
 // "Senders that truncate an application-supplied message MUST do so at a
 // UTF-8 character boundary", and its "length MUST NOT exceed 1024 bytes"
 // (Section 6).

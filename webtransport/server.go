@@ -176,3 +176,14 @@ func hasSetting(settings []http3.Setting, id, v uint64) bool {
 	}
 	return false
 }
+
+// Drain asks the peer of every session the server has established to end
+// it soon, with a WT_DRAIN_SESSION capsule (Section 4.7); the sessions go
+// on meanwhile. Call it before http3.Server.Shutdown, whose GOAWAY makes
+// new requests go elsewhere but does not end sessions: Shutdown waits for
+// their CONNECT streams to end, or for its context.
+func (s *Server) Drain() {
+	for _, sess := range s.conns.sessions() {
+		sess.Drain()
+	}
+}
