@@ -20,6 +20,9 @@ import (
 // a period lower than two minutes" (RFC 9298, Section 3.1).
 const DefaultIdleTimeout = 2 * time.Minute
 
+// DefaultMaxTunnels is the Proxy's MaxTunnels when it is zero.
+const DefaultMaxTunnels = 4096
+
 // A Proxy is a UDP proxy (RFC 9298): an http.Handler for an http3.Server
 // that answers extended CONNECT requests with the "connect-udp" upgrade
 // token, opens a UDP socket to the target the request's URI names, and
@@ -56,6 +59,14 @@ type Proxy struct {
 	// after this long without a payload in either direction. Zero means
 	// DefaultIdleTimeout; negative, no limit.
 	IdleTimeout time.Duration
+	// MaxTunnels bounds the tunnels open at once, over all connections:
+	// each holds a socket (a file descriptor). A request beyond it is
+	// refused with 503 (Service Unavailable) and Proxy-Status
+	// connection_limit_reached (RFC 9209, Section 2.3.12). Zero means
+	// DefaultMaxTunnels; negative, no limit.
+	MaxTunnels int
+
+	tunnels atomic.Int64 // open now
 
 	once sync.Once
 	tmpl *template
@@ -157,11 +168,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusForbidden)
 		return
 	}
+	if !p.reserveTunnel() {
+		proxyStatus(w, "connection_limit_reached")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	// "UDP proxies can use connected UDP sockets ... that allows the UDP
 	// proxy to rely on the kernel to only send it UDP packets that match
 	// the correct 5-tuple." (Section 3.1)
 	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(target))
 	if err != nil {
+		p.tunnels.Add(-1)
 		proxyStatus(w, "destination_unavailable")
 		w.WriteHeader(http.StatusBadGateway)
 		return
@@ -173,7 +190,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if idle == 0 {
 		idle = DefaultIdleTimeout
 	}
-	go relay(str, conn, idle)
+	go func() {
+		defer p.tunnels.Add(-1)
+		relay(str, conn, idle)
+	}()
+}
+
+// reserveTunnel counts a new tunnel, false if MaxTunnels are open.
+func (p *Proxy) reserveTunnel() bool {
+	limit := int64(p.MaxTunnels)
+	if limit == 0 {
+		limit = DefaultMaxTunnels
+	}
+	if n := p.tunnels.Add(1); limit > 0 && n > limit {
+		p.tunnels.Add(-1)
+		return false
+	}
+	return true
 }
 
 // resolve returns the address of host: the literal, or the first address

@@ -205,3 +205,45 @@ func TestBadTargets(t *testing.T) {
 		t.Fatalf("unresolvable name: %v", err)
 	}
 }
+
+// MaxTunnels bounds the sockets a proxy holds: a request beyond it gets
+// 503 with connection_limit_reached, and a tunnel that ends frees its
+// place.
+func TestMaxTunnels(t *testing.T) {
+	target := udpServer(t, func(q []byte) []byte { return q })
+	e := newProxyEnv(t, &Proxy{Policy: allowLoopback, MaxTunnels: 2}, nil)
+	ctx := testCtx(t)
+	var open []*Conn
+	for range 2 {
+		c, err := e.client.DialUDP(ctx, target.LocalAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		open = append(open, c)
+	}
+	_, err := e.client.DialUDP(ctx, target.LocalAddr().String())
+	var pe *ProxyError
+	if !errors.As(err, &pe) || pe.StatusCode != http.StatusServiceUnavailable || pe.ProxyStatus != "quicstack; error=connection_limit_reached" {
+		t.Fatalf("third tunnel: %v", err)
+	}
+	open[0].Close()
+	// The proxy sees the stream end a moment later.
+	for {
+		c, err := e.client.DialUDP(ctx, target.LocalAddr().String())
+		if err == nil {
+			defer c.Close()
+			if got := roundTrip(t, ctx, c, []byte("again")); string(got) != "again" {
+				t.Fatalf("answer %q", got)
+			}
+			break
+		}
+		if !errors.As(err, &pe) || pe.StatusCode != http.StatusServiceUnavailable || ctx.Err() != nil {
+			t.Fatalf("after a tunnel closed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := e.proxy.tunnels.Load(); n != 2 {
+		t.Fatalf("%d tunnels counted, want 2", n)
+	}
+}
