@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic"
@@ -157,9 +158,12 @@ func (a *Addr) Network() string { return "udp" }
 
 func (a *Addr) String() string { return net.JoinHostPort(a.Host, strconv.Itoa(int(a.Port))) }
 
-// maxQueued bounds the payloads a Conn holds for ReadFrom; more are
-// dropped, as a full socket buffer does.
-const maxQueued = 256
+// maxQueued and maxQueuedBytes bound the payloads a Conn holds for
+// ReadFrom; more are dropped, as a full socket buffer does.
+const (
+	maxQueued      = 256
+	maxQueuedBytes = 1 << 20
+)
 
 // A Conn is a UDP tunnel through a proxy, as a net.PacketConn connected
 // to its target. Payloads go in HTTP Datagrams, or in DATAGRAM capsules
@@ -170,6 +174,7 @@ type Conn struct {
 	raddr net.Addr
 
 	in     chan []byte
+	queued atomic.Int64 // bytes in in
 	closed chan struct{}
 	once   sync.Once
 	err    error // why it closed, set before closed is
@@ -198,10 +203,21 @@ func (c *Conn) push(d []byte) {
 		c.abort(errors.New("masque: UDP payload longer than 65527 bytes"))
 		return
 	}
+	if c.queued.Add(int64(len(payload))) > maxQueuedBytes {
+		c.queued.Add(-int64(len(payload)))
+		return
+	}
 	select {
 	case c.in <- payload:
 	default:
+		c.queued.Add(-int64(len(payload)))
 	}
+}
+
+// pop takes a payload from in off the queued bytes.
+func (c *Conn) pop(p, d []byte) int {
+	c.queued.Add(-int64(len(d)))
+	return copy(p, d)
 }
 
 func (c *Conn) readDatagrams() {
@@ -266,11 +282,11 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		select {
 		case d := <-c.in:
-			return copy(p, d), c.raddr, nil
+			return c.pop(p, d), c.raddr, nil
 		case <-c.closed:
 			select {
 			case d := <-c.in:
-				return copy(p, d), c.raddr, nil
+				return c.pop(p, d), c.raddr, nil
 			default:
 			}
 			return 0, nil, c.closedErr()
