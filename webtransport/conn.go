@@ -24,9 +24,9 @@ const (
 )
 
 // pendingStreamTimeout is how long a stream waits for its session
-// before it is rejected with WT_BUFFERED_STREAM_REJECTED (a variable for
-// tests).
-var pendingStreamTimeout = 5 * time.Second
+// before it is rejected with WT_BUFFERED_STREAM_REJECTED (tests change it
+// per Server with conns.pendingTimeout).
+const pendingStreamTimeout = 5 * time.Second
 
 // connState is the WebTransport state of one HTTP/3 connection: its
 // sessions by session ID, and the streams that arrived before their
@@ -38,6 +38,8 @@ type connState struct {
 	sessions map[uint64]*Session
 	closed   map[uint64]bool // sessions that ended: their streams are reset
 	pending  []*pendingStream
+
+	pendingTimeout time.Duration // how long a pending stream waits
 }
 
 // pendingStream is a stream that arrived before its session.
@@ -69,6 +71,8 @@ func (in *incoming) reject(code uint64) {
 type conns struct {
 	mu sync.Mutex
 	m  map[*quic.Conn]*connState
+
+	pendingTimeout time.Duration // zero means pendingStreamTimeout; for tests
 }
 
 func (c *conns) get(qc *quic.Conn) *connState {
@@ -80,7 +84,10 @@ func (c *conns) get(qc *quic.Conn) *connState {
 	if c.m == nil {
 		c.m = make(map[*quic.Conn]*connState)
 	}
-	cs := &connState{qc: qc, sessions: make(map[uint64]*Session), closed: make(map[uint64]bool)}
+	cs := &connState{qc: qc, sessions: make(map[uint64]*Session), closed: make(map[uint64]bool), pendingTimeout: c.pendingTimeout}
+	if cs.pendingTimeout == 0 {
+		cs.pendingTimeout = pendingStreamTimeout
+	}
 	c.m[qc] = cs
 	context.AfterFunc(qc.Context(), func() {
 		c.mu.Lock()
@@ -174,7 +181,7 @@ func (cs *connState) handleStream(in *incoming) {
 		defer oldest.str.reject(codeBufferedStreamRejected)
 	}
 	p := &pendingStream{session: id, str: in}
-	p.timer = time.AfterFunc(pendingStreamTimeout, func() { cs.expire(p) })
+	p.timer = time.AfterFunc(cs.pendingTimeout, func() { cs.expire(p) })
 	cs.pending = append(cs.pending, p)
 	cs.mu.Unlock()
 }

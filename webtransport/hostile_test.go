@@ -130,9 +130,7 @@ func TestDataWindowIsRaised(t *testing.T) {
 // Here the streams never time out: only the bound rejects one of them
 // (the server sees them in an order of its own).
 func TestBufferedStreamsAreBounded(t *testing.T) {
-	defer func(d time.Duration) { pendingStreamTimeout = d }(pendingStreamTimeout)
-	pendingStreamTimeout = time.Hour
-	e := newTestEnv(t, nil, echo)
+	e := newTestEnv(t, func(s *Server) { s.conns.pendingTimeout = time.Hour }, echo)
 	sess := e.dial(t)
 	qc := sess.cs.qc
 	var strs []*quic.SendStream
