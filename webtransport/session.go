@@ -530,8 +530,9 @@ func mergeCtx(a, b context.Context) (context.Context, context.CancelFunc) {
 }
 
 // SendDatagram sends p as a datagram of the session, unreliably, in an
-// HTTP/3 datagram (Section 4.5). It fails after the session ended, and if
-// p does not fit in a QUIC DATAGRAM frame.
+// HTTP/3 datagram (Section 4.5). It fails after the session ended; a
+// datagram too large for a QUIC packet is dropped, as are the oldest when
+// more than 32 wait to be sent (quic.Conn.SendDatagram).
 func (s *Session) SendDatagram(p []byte) error {
 	if err := s.closedErr(); err != nil {
 		return err
