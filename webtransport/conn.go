@@ -54,6 +54,7 @@ type incoming struct {
 	bidi *quic.Stream
 	uni  *quic.ReceiveStream
 	r    io.Reader // the stream after its header
+	hdr  uint64    // the header's length
 }
 
 // reject resets a stream that cannot be delivered with code.
@@ -144,7 +145,10 @@ func (c *conns) extensions(settings []http3.Setting) *http3.Extensions {
 // hands it to its session, keeps it for a session yet to come, or rejects
 // it.
 func (cs *connState) handleStream(in *incoming) {
-	id, _, err := readVarint(in.r)
+	id, idLen, err := readVarint(in.r)
+	// The stream's header: the stream type or signal value, which http3
+	// read (two bytes, minimally encoded), and the session ID.
+	in.hdr = 2 + uint64(idLen)
 	if err != nil {
 		in.reject(codeSessionGone) // reset before its header was complete
 		return

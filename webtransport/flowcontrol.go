@@ -12,9 +12,11 @@ import "github.com/quicstack/quic/http3"
 // time. Its fields are guarded by the session's mutex.
 //
 // Stream data is counted as the application reads it (and as it writes
-// it), which is what this endpoint can see of a stream: the data of a
-// stream that is reset or abandoned before being read counts for the
-// sender but not here, so that this endpoint is the more lenient one.
+// it), and when a stream ends, up to its final size, which QUIC reports
+// (quic.Stream.FinalSize, SentFinalSize): the data of a stream reset or
+// abandoned before it was read counts on both sides, and the data a
+// reset discarded before it was sent counts on neither (settle,
+// settleSend).
 type flowControl struct {
 	enabled bool
 
@@ -238,12 +240,33 @@ func (s *Session) handleFlowControlCapsule(c http3.Capsule) bool {
 	return ok
 }
 
-// onRead counts data the application read on a stream of the session.
-func (s *Session) onRead(n int) {
+// recvCredit is what a stream the peer sends on has counted in the
+// session's data flow control: the bytes the application read, and,
+// once the stream ended, the rest up to its final size. Guarded by the
+// session's mutex.
+type recvCredit struct {
+	hdr     uint64 // the peer's WebTransport header on the stream, not counted
+	read    uint64 // counted as the application read them
+	settled bool   // the final size was counted: later reads are not
+}
+
+// receiver is a stream with a receiving direction.
+type receiver interface {
+	credit() *recvCredit
+	finalSize() (uint64, bool)
+}
+
+// onRead counts n bytes the application read on a stream of the session.
+func (s *Session) onRead(rc *recvCredit, n int) {
 	if !s.fc.enabled || n == 0 {
 		return
 	}
 	s.mu.Lock()
+	if rc.settled {
+		s.mu.Unlock()
+		return
+	}
+	rc.read += uint64(n)
 	update, ok := s.fc.onRead(uint64(n))
 	s.mu.Unlock()
 	if !ok {
@@ -253,4 +276,57 @@ func (s *Session) onRead(n int) {
 	if update != 0 {
 		s.writeCapsule(capsuleMaxData, appendVarint(nil, update))
 	}
+}
+
+// settle counts the data of a stream that ended which the application
+// did not read, from its final size: "For streams that were reset,
+// implementing WT_MAX_DATA requires that the QUIC stack provide the
+// WebTransport implementation with information about the final size of
+// streams ... This guarantees that both endpoints agree on how much
+// WebTransport session flow control credit was consumed by the sender on
+// that stream." (Section 5.6.3) Without it, a sender whose streams end
+// unread would run out of credit for good. It returns the WT_MAX_DATA
+// limit to send, if it rises. Data beyond the limit is not an error
+// here: it was discarded, not buffered, and the header's length is
+// assumed minimal. s.mu held.
+func (s *Session) settle(r receiver) uint64 {
+	rc := r.credit()
+	if !s.fc.enabled || rc.settled {
+		return 0
+	}
+	size, known := r.finalSize()
+	if !known {
+		return 0 // the connection ended
+	}
+	rc.settled = true
+	if size <= rc.hdr+rc.read {
+		return 0
+	}
+	update, _ := s.fc.onRead(size - rc.hdr - rc.read)
+	return update
+}
+
+// sender is a stream with a sending direction.
+type sender interface {
+	sendCredit() (taken *uint64, hdr uint64)
+	sentFinalSize() (uint64, bool)
+}
+
+// settleSend takes back the session data credit that Writes on a stream
+// took for data its reset discarded: the peer counts the stream's final
+// size (settle), so this endpoint counts the same (Section 5.6.3). It
+// reports whether credit came back. s.mu held.
+func (s *Session) settleSend(w sender) bool {
+	if !s.fc.enabled {
+		return false
+	}
+	taken, hdr := w.sendCredit()
+	size, reset := w.sentFinalSize()
+	if !reset || size < hdr || *taken <= size-hdr {
+		return false
+	}
+	back := *taken - (size - hdr)
+	*taken = size - hdr
+	s.fc.sentData -= min(back, s.fc.sentData)
+	return true
 }

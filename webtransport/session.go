@@ -299,12 +299,12 @@ func (s *Session) deliver(in *incoming) {
 		return
 	}
 	if in.bidi != nil {
-		st := &Stream{str: in.bidi, sess: s, r: in.r, incoming: true}
+		st := &Stream{str: in.bidi, sess: s, r: in.r, incoming: true, rc: recvCredit{hdr: in.hdr}}
 		s.streams[st] = struct{}{}
 		s.bidiQ = append(s.bidiQ, st)
 		s.watch(st, in.bidi.Context(), true)
 	} else {
-		st := &ReceiveStream{str: in.uni, sess: s, r: in.r}
+		st := &ReceiveStream{str: in.uni, sess: s, r: in.r, rc: recvCredit{hdr: in.hdr}}
 		s.streams[st] = struct{}{}
 		s.uniQ = append(s.uniQ, st)
 		s.watch(st, in.uni.Context(), false)
@@ -330,9 +330,20 @@ func (s *Session) watch(st streamResetter, ctx context.Context, bidi bool) {
 		if incoming && s.err == nil {
 			update, typ = s.fc.incomingDone(bidi)
 		}
+		var dataUpdate uint64
+		if r, ok := st.(receiver); ok && s.err == nil {
+			dataUpdate = s.settle(r)
+		}
+		if w, ok := st.(sender); ok && s.err == nil && s.settleSend(w) {
+			close(s.creditCh) // wake the writers waiting for credit
+			s.creditCh = make(chan struct{})
+		}
 		s.mu.Unlock()
 		if typ != 0 {
 			s.writeCapsule(typ, appendVarint(nil, update))
+		}
+		if dataUpdate != 0 {
+			s.writeCapsule(capsuleMaxData, appendVarint(nil, dataUpdate))
 		}
 	})
 }

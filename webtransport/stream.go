@@ -23,6 +23,8 @@ type Stream struct {
 	hdrLen   uint64    // the header this endpoint wrote, 0 for a stream the peer opened
 	incoming bool      // the peer opened it
 	wd       writeDeadline
+	rc       recvCredit
+	sc       uint64 // session data credit taken by Writes (s.sess.mu)
 }
 
 // A SendStream is a unidirectional WebTransport stream this endpoint
@@ -32,6 +34,7 @@ type SendStream struct {
 	sess   *Session
 	hdrLen uint64
 	wd     writeDeadline
+	sc     uint64 // session data credit taken by Writes (s.sess.mu)
 }
 
 // A ReceiveStream is a unidirectional WebTransport stream the peer
@@ -40,6 +43,7 @@ type ReceiveStream struct {
 	str  *quic.ReceiveStream
 	sess *Session
 	r    io.Reader
+	rc   recvCredit
 }
 
 // writeDeadline keeps the write deadline of a stream, which a Write
@@ -67,14 +71,14 @@ func (s *Stream) StreamID() quic.StreamID { return s.str.StreamID() }
 // Read reads the peer's data.
 func (s *Stream) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
-	s.sess.onRead(n)
+	s.sess.onRead(&s.rc, n)
 	return n, mapError(err)
 }
 
 // Write writes data, blocking while QUIC's flow control or the session's
 // (WT_MAX_DATA) holds it back.
 func (s *Stream) Write(p []byte) (int, error) {
-	n, err := s.sess.write(s.str, s.str.Context(), &s.wd, p)
+	n, err := s.sess.write(s.str, s.str.Context(), &s.wd, &s.sc, p)
 	return n, mapError(err)
 }
 
@@ -128,7 +132,7 @@ func (s *SendStream) StreamID() quic.StreamID { return s.str.StreamID() }
 
 // Write writes data; see Stream.Write.
 func (s *SendStream) Write(p []byte) (int, error) {
-	n, err := s.sess.write(s.str, s.str.Context(), &s.wd, p)
+	n, err := s.sess.write(s.str, s.str.Context(), &s.wd, &s.sc, p)
 	return n, mapError(err)
 }
 
@@ -156,7 +160,7 @@ func (s *ReceiveStream) StreamID() quic.StreamID { return s.str.StreamID() }
 // Read reads the peer's data.
 func (s *ReceiveStream) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
-	s.sess.onRead(n)
+	s.sess.onRead(&s.rc, n)
 	return n, mapError(err)
 }
 
@@ -181,6 +185,15 @@ func (s *ReceiveStream) Context() context.Context { return s.str.Context() }
 
 func (s *ReceiveStream) sessionGone() { s.str.CancelRead(codeSessionGone) }
 
+func (s *Stream) sendCredit() (*uint64, uint64)     { return &s.sc, s.hdrLen }
+func (s *Stream) sentFinalSize() (uint64, bool)     { return s.str.SentFinalSize() }
+func (s *SendStream) sendCredit() (*uint64, uint64) { return &s.sc, s.hdrLen }
+func (s *SendStream) sentFinalSize() (uint64, bool) { return s.str.SentFinalSize() }
+func (s *Stream) credit() *recvCredit               { return &s.rc }
+func (s *Stream) finalSize() (uint64, bool)         { return s.str.FinalSize() }
+func (s *ReceiveStream) credit() *recvCredit        { return &s.rc }
+func (s *ReceiveStream) finalSize() (uint64, bool)  { return s.str.FinalSize() }
+
 // mapError turns the QUIC stream errors of a WebTransport stream into
 // *StreamError values with the application's code.
 func mapError(err error) error {
@@ -198,7 +211,7 @@ func mapError(err error) error {
 
 // write writes p on a stream of the session, within the session's data
 // credit when flow control is in force.
-func (s *Session) write(w io.Writer, ctx context.Context, wd *writeDeadline, p []byte) (int, error) {
+func (s *Session) write(w io.Writer, ctx context.Context, wd *writeDeadline, taken *uint64, p []byte) (int, error) {
 	if !s.fc.enabled {
 		return w.Write(p)
 	}
@@ -206,6 +219,7 @@ func (s *Session) write(w io.Writer, ctx context.Context, wd *writeDeadline, p [
 	for written < len(p) {
 		s.mu.Lock()
 		g, blocked := s.fc.takeData(uint64(len(p) - written))
+		*taken += g
 		ch, err := s.creditCh, s.err
 		s.mu.Unlock()
 		if err != nil {
@@ -238,6 +252,11 @@ func (s *Session) write(w io.Writer, ctx context.Context, wd *writeDeadline, p [
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			// The stream ended: its error (a reset the peer asked for
+			// with STOP_SENDING, the connection's end) says why.
+			if _, err := w.Write(nil); err != nil {
+				return written, err
+			}
 			return written, context.Cause(ctx)
 		case <-timeout:
 			return written, os.ErrDeadlineExceeded
