@@ -128,7 +128,7 @@ func (s *Session) CloseWithError(code SessionErrorCode, msg string) error {
 	// "An endpoint that sends a WT_CLOSE_SESSION capsule MUST immediately
 	// send a FIN on the CONNECT Stream." (Section 6)
 	s.rs.CloseWrite()
-	s.terminate(&SessionError{ErrorCode: code, Message: msg}, false)
+	s.terminate(&SessionError{ErrorCode: code, Message: msg}, 0)
 	return err
 }
 
@@ -164,9 +164,10 @@ func (s *Session) closedErr() error {
 // abort reading on the receive side of all unidirectional and
 // bidirectional streams associated with the session ... using the
 // WT_SESSION_GONE error code; it MUST NOT send any new datagrams or open
-// any new streams." (Section 6) resetConnect also resets the CONNECT
-// stream with that code.
-func (s *Session) terminate(err error, resetConnect bool) {
+// any new streams." (Section 6) A non-zero reset also resets the CONNECT
+// stream with that code, both ways; err is the session's error before
+// the stream's reader sees the reset.
+func (s *Session) terminate(err error, reset uint64) {
 	s.mu.Lock()
 	if s.err != nil {
 		s.mu.Unlock()
@@ -190,8 +191,9 @@ func (s *Session) terminate(err error, resetConnect bool) {
 		st.sessionGone()
 	}
 	if s.rs != nil {
-		if resetConnect {
-			s.rs.CancelWrite(codeSessionGone)
+		if reset != 0 {
+			s.rs.CancelWrite(http3.ErrCode(reset))
+			s.rs.CancelRead(http3.ErrCode(reset))
 		}
 		// "The endpoint MAY also send a STOP_SENDING with error code
 		// WT_SESSION_GONE to indicate it is no longer reading from the
@@ -222,11 +224,11 @@ func (s *Session) readCapsules() {
 			// terminating it with a WT_CLOSE_SESSION capsule that has an
 			// error code of 0 and an empty error string." (Section 6)
 			s.rs.CloseWrite()
-			s.terminate(&SessionError{Remote: true}, false)
+			s.terminate(&SessionError{Remote: true}, 0)
 			return
 		}
 		if err != nil {
-			s.terminate(err, true)
+			s.terminate(err, codeSessionGone)
 			return
 		}
 		switch c.Type {
@@ -265,23 +267,21 @@ func (s *Session) handleClose(v []byte) {
 		// "If the Application Error Message exceeds 1024 bytes or is not
 		// valid UTF-8, the receiver MUST reset the stream with code
 		// H3_MESSAGE_ERROR."
-		s.rs.CancelWrite(http3.ErrCodeMessageError)
-		s.rs.CancelRead(http3.ErrCodeMessageError)
-		s.terminate(errors.New("webtransport: malformed WT_CLOSE_SESSION capsule"), false)
+		s.terminate(errors.New("webtransport: malformed WT_CLOSE_SESSION capsule"), uint64(http3.ErrCodeMessageError))
 		return
 	}
 	// "The recipient MUST either close or reset the stream in response."
 	s.rs.CloseWrite()
-	s.terminate(&SessionError{ErrorCode: SessionErrorCode(binary.BigEndian.Uint32(v)), Message: string(v[4:]), Remote: true}, false)
+	s.terminate(&SessionError{ErrorCode: SessionErrorCode(binary.BigEndian.Uint32(v)), Message: string(v[4:]), Remote: true}, 0)
 }
 
 // flowControlError closes the session for a flow control violation:
 // "it MUST close the WebTransport session with a WT_FLOW_CONTROL_ERROR
 // error code" (Section 5.6).
 func (s *Session) flowControlError() {
-	s.rs.CancelWrite(codeFlowControlError)
-	s.rs.CancelRead(codeFlowControlError)
-	s.terminate(errors.New("webtransport: flow control error (WT_FLOW_CONTROL_ERROR)"), false)
+	// The error first, so that the CONNECT stream's reader, which sees
+	// the reset, does not end the session with an error of its own.
+	s.terminate(errors.New("webtransport: flow control error (WT_FLOW_CONTROL_ERROR)"), codeFlowControlError)
 }
 
 // deliver hands a stream the peer opened to the application.
