@@ -56,6 +56,12 @@ interop:
 		cd $(INTEROP) && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
 		$(GO) test -count=1 -run '^(TestFeatures0RTTQuicGoClientOurServer|TestInteropCases)$$/^zerortt$$/^quic-go' ./...; \
 	else echo "interop: no $(INTEROP)/go.mod yet, skipping"; fi
+	@# WebTransport against quic-go's webtransport-go, a module of its own
+	@# (webtransport-go v0.13 builds only with an older quic-go).
+	cd $(INTEROP)/webtransport && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@# CONNECT-UDP against quic-go's masque-go (vendored there: the module
+	@# proxy refuses it; see internal/interop/masque/masque-go/ORIGIN.md).
+	cd $(INTEROP)/masque && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # The modules under contrib/ have their own go.mod, so that the library
 # does not depend on a Redis or Prometheus client. Their tests need
@@ -168,6 +174,15 @@ interop-aioquic:
 # namespace with only loopback. Needs root; not part of make test.
 interop-chromium:
 	bash internal/interop/chromium/run.sh
+
+# Headless Chromium's JavaScript WebTransport API against our
+# example/webtransport echo server (a bidirectional stream, a
+# unidirectional stream, datagrams and WT_CLOSE_SESSION), in a network
+# namespace with only loopback. Needs root and Chromium (installed with
+# apt-get when missing); not part of make test.
+.PHONY: interop-chromium-webtransport
+interop-chromium-webtransport:
+	bash internal/interop/chromium/webtransport.sh
 
 # The link emulator's precise check (internal/linkem, needs root): ping's
 # RTT within 1 ms of twice the delay, UDP's one-way delay at 8,300

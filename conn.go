@@ -290,6 +290,8 @@ type connSnapshot struct {
 	stats     ConnectionStats
 	datagrams bool
 	used0RTT  bool
+	// resetStreamAt: both sides advertised reset_stream_at.
+	resetStreamAt bool
 	// handshakeDuration is from the start to the handshake's completion.
 	handshakeDuration time.Duration
 }
@@ -322,6 +324,7 @@ func (c *Conn) publishHandshake() {
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
 		c.snapshot.datagrams = st.maxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.snapshot.resetStreamAt = st.resetStreamAtNegotiated()
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
 		// Statistics and the tracer first: what waits for the handshake
@@ -618,6 +621,10 @@ type ConnectionState struct {
 	// SupportsDatagrams reports whether both sides enabled RFC 9221
 	// datagrams.
 	SupportsDatagrams bool
+	// SupportsResetStreamAt reports whether both sides advertised
+	// reset_stream_at (Config.EnableResetStreamAt), so that either may
+	// send RESET_STREAM_AT.
+	SupportsResetStreamAt bool
 }
 
 // ConnectionState returns the connection's state; it is meaningful after
@@ -625,7 +632,7 @@ type ConnectionState struct {
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
+	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, SupportsResetStreamAt: c.snapshot.resetStreamAt, Used0RTT: c.snapshot.used0RTT}
 }
 
 // Stats returns the connection's statistics.

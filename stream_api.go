@@ -69,6 +69,18 @@ func (s *Stream) CloseWrite() error { return s.s.closeWrite() }
 // Section 3.1).
 func (s *Stream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
 
+// CancelWriteAt is CancelWrite, except that the first reliableSize bytes
+// written are still delivered, retransmitted as needed, before the peer
+// learns of the reset: a RESET_STREAM_AT frame
+// (draft-ietf-quic-reliable-stream-reset), when both sides enabled it
+// (Config.EnableResetStreamAt, ConnectionState.SupportsResetStreamAt);
+// otherwise a RESET_STREAM, as CancelWrite sends. Writes fail afterwards
+// as after CancelWrite. A reliableSize above what was written means
+// everything written.
+func (s *Stream) CancelWriteAt(code StreamErrorCode, reliableSize uint64) {
+	s.s.cancelWriteAt(code, reliableSize)
+}
+
 // CancelRead abandons the receiving direction: buffered data is discarded
 // and, if more was expected, the peer gets a STOP_SENDING with code
 // (RFC 9000, Section 3.5).
@@ -118,6 +130,12 @@ func (s *SendStream) Close() error { return s.s.closeWrite() }
 
 // CancelWrite resets the stream; see Stream.CancelWrite.
 func (s *SendStream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
+
+// CancelWriteAt resets the stream but delivers its first reliableSize
+// bytes; see Stream.CancelWriteAt.
+func (s *SendStream) CancelWriteAt(code StreamErrorCode, reliableSize uint64) {
+	s.s.cancelWriteAt(code, reliableSize)
+}
 
 // SetWriteDeadline sets the deadline for Write calls.
 func (s *SendStream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }

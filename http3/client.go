@@ -99,6 +99,9 @@ type Transport struct {
 	// Allow0RTT, Dial should return an early connection
 	// (quic.Transport.DialEarly) for requests to go out in 0-RTT.
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error)
+	// Extensions, if not nil, adds settings and stream handlers for an
+	// HTTP/3 extension such as WebTransport (see Extensions).
+	Extensions *Extensions
 
 	mu       sync.Mutex
 	conns    map[string]*dialCall     // by authority: the connection requests use (client_dial.go)

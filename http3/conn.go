@@ -60,6 +60,10 @@ type connection struct {
 	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
 
 	tr *Tracer // nil: not traced (tracer.go)
+
+	// uniStream is Extensions.UniStream (extension.go), nil if none.
+	uniStream func(qc *quic.Conn, streamType uint64, str *quic.ReceiveStream, r io.Reader) bool
+	goaway    func(qc *quic.Conn) // Extensions.Goaway, nil if none
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -426,6 +430,9 @@ func (c *connection) handleUniStream(rs *quic.ReceiveStream) {
 			c.closeWithError(ErrCodeIDError, "push stream without MAX_PUSH_ID")
 		}
 	default:
+		if c.uniStream != nil && c.uniStream(c.qc, typ, rs, br) {
+			return
+		}
 		// "Recipients of unknown stream types MUST either abort reading
 		// of the stream or discard incoming data without further
 		// processing." (Section 6.2)
@@ -569,6 +576,9 @@ func (c *connection) handleGoaway(id uint64) error {
 	c.mu.Unlock()
 	if fn != nil {
 		fn(id)
+	}
+	if c.goaway != nil {
+		c.goaway(c.qc)
 	}
 	return nil
 }

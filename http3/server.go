@@ -110,6 +110,9 @@ type Server struct {
 	// It requires QUICConfig.EnableDatagrams; ServeConn and the listen
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
+	// Extensions, if not nil, adds settings and stream handlers for an
+	// HTTP/3 extension such as WebTransport (see Extensions).
+	Extensions *Extensions
 
 	workers  workerPool   // runs the handlers
 	handlers atomic.Int64 // requests being served, for MaxConcurrentHandlers
@@ -229,6 +232,7 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
 	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
 	sc.ours.H3Datagram = s.EnableDatagrams && datagramsNegotiated(qc)
+	s.Extensions.apply(sc.connection)
 	sc.idle = sync.NewCond(&sc.mu)
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
@@ -490,6 +494,9 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			readerPool.Put(br)
 		}
 	}()
+	if sc.offerBidiStream(str, br) {
+		return
+	}
 	fields, ok := sc.readRequestHeader(ctx, str, br)
 	if !ok {
 		return
