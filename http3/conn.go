@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -60,6 +61,8 @@ type connection struct {
 	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
 
 	tr *Tracer // nil: not traced (tracer.go)
+
+	log *slog.Logger // a server's Server.Logger; nil logs nothing
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -153,6 +156,7 @@ func (c *connection) writeControl(b []byte) error {
 // error.
 func (c *connection) closeWithError(code ErrCode, reason string) {
 	c.closeOnce.Do(func() {
+		c.logConnError(code, reason)
 		go c.qc.CloseWithError(quic.ApplicationErrorCode(code), reason)
 	})
 }
