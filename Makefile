@@ -154,3 +154,11 @@ linkem-check:
 .PHONY: bench-h3-hostile
 bench-h3-hostile:
 	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3
+
+# Loads qlog files of real connections with qvis's own loading code
+# (internal/qlog/qvischeck, qvis commit 72c8c4b) under node; installs the
+# typescript package from npm on first use. Not part of make test, which
+# checks the same header rules in Go (qlog/qvis_test.go).
+.PHONY: qvis-check
+qvis-check:
+	bash internal/qlog/qvischeck/run.sh
