@@ -80,13 +80,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	caFile := fs.String("ca", "", "trust the PEM CA certificates in `file` (default: the system's)")
 	alpn := fs.String("alpn", http3.NextProtoH3, "application protocol: h3 or hq-interop")
 	out := fs.String("out", "", "save each body in `dir` under the URL's file name (default: discard)")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE); turns GSO and GRO off for captures")
-	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
+	ccName, qlogDir, keylogFile := &common.CC, &common.Qlog, &common.Keylog
 	resume := fs.Bool("resume", false, "fetch the first URL, then reconnect with TLS resumption for the rest")
 	zeroRTT := fs.Bool("0rtt", false, "send the second connection's requests in 0-RTT (implies -resume)")
 	keyUpdate := fs.Bool("keyupdate", false, "initiate 1-RTT key updates (every 100 packets sent, when allowed)")
 	v2 := fs.Bool("v2", false, "use QUIC version 2 (RFC 9369)")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: client [flags] URL...\n\n"+

@@ -50,13 +50,12 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	downloadFlag := fs.String("download", "100MB", "bytes each request downloads")
 	streams := fs.Int("streams", 1, "requests in parallel, each on its own stream")
 	duration := fs.Duration("duration", 0, "repeat requests on each stream until this much time passed (0: one request per stream)")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
+	ccName, qlogDir, keylogFile := &common.CC, &common.Qlog, &common.Keylog
 	insecure := fs.Bool("insecure", false, "client: do not verify the server's certificate")
 	caFile := fs.String("ca", "", "client: trust the PEM CA certificates in `file`")
 	certFile := fs.String("cert", "", "server: PEM certificate `file` (default: self-signed)")
 	keyFile := fs.String("key", "", "server: PEM key `file` for -cert")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` (default $SSLKEYLOGFILE)")
-	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: perf -listen ADDR [flags]      (server)\n"+
 			"       perf -connect ADDR [flags]     (client)\n\n"+
