@@ -65,6 +65,7 @@ type options struct {
 	tickets         *cli.TicketCache
 	handshakes      *cli.Handshakes
 	stdout          io.Writer
+	progress        io.Writer  // where a terminal shows the download's progress
 	mu              sync.Mutex // serializes output lines
 	failed          int
 	remote          string // host:port
@@ -129,7 +130,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 
-	o := &options{alpn: *alpn, out: *out, resume: *resume, zeroRTT: *zeroRTT, timeout: *timeout, stdout: stdout,
+	o := &options{alpn: *alpn, out: *out, resume: *resume, zeroRTT: *zeroRTT, timeout: *timeout, stdout: stdout, progress: os.Stderr,
 		tickets: cli.NewTicketCache(), handshakes: &cli.Handshakes{}}
 	o.remote = urls[0].Host
 	if urls[0].Port() == "" {
@@ -232,9 +233,16 @@ func (o *options) fetchH3(ctx context.Context, urls []*url.URL, early bool) erro
 		if err != nil {
 			return 0, nil, err
 		}
-		return resp.StatusCode, resp.Body, nil
+		return resp.StatusCode, sizedBody{resp.Body, resp.ContentLength}, nil
 	})
 	return nil
+}
+
+// sizedBody is a response body of known length (-1: unknown), for the
+// progress line.
+type sizedBody struct {
+	io.ReadCloser
+	size int64
 }
 
 // fetchHQ fetches urls in parallel with HTTP/0.9 over one QUIC
@@ -304,6 +312,10 @@ func (b hqBody) Close() error { b.s.CancelRead(0); return nil }
 
 // parallel runs get for each URL at once and reports each result.
 func (o *options) parallel(urls []*url.URL, get func(*url.URL) (int, io.ReadCloser, error)) {
+	// Progress on a terminal (stderr) for downloads longer than a
+	// second: the bodies' bytes of the sum of their lengths, when known.
+	progress := cli.NewProgress(o.progress, 0)
+	defer progress.Done()
 	var wg sync.WaitGroup
 	for _, u := range urls {
 		wg.Go(func() {
@@ -311,7 +323,12 @@ func (o *options) parallel(urls []*url.URL, get func(*url.URL) (int, io.ReadClos
 			status, body, err := get(u)
 			var n int64
 			if err == nil {
-				n, err = o.save(u, body)
+				size := int64(-1)
+				if sb, ok := body.(sizedBody); ok {
+					size = sb.size
+				}
+				progress.AddTotal(size)
+				n, err = o.save(u, progress.Reader(body))
 				body.Close()
 				if err == nil && status != http.StatusOK {
 					err = fmt.Errorf("status %d %s", status, http.StatusText(status))

@@ -205,6 +205,13 @@ func client(ctx context.Context, out io.Writer, addr string, tlsConf *tls.Config
 			}
 		})
 	}
+	// The lines printed each second show the progress: the rates, and
+	// the bytes so far of the total with the time left (without
+	// -duration; with it, the time left is the duration's).
+	total := int64(-1)
+	if duration <= 0 {
+		total = int64(streams) * int64(upload+download)
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(time.Second)
@@ -218,8 +225,12 @@ loop:
 			break loop
 		case now := <-tick.C:
 			up, down := counters.Sent.Load(), counters.Received.Load()
-			fmt.Fprintf(out, "%6.1f s  up %14s  down %14s\n", now.Sub(start).Seconds(),
-				cli.Mbps(up-lastUp, now.Sub(last)), cli.Mbps(down-lastDown, now.Sub(last)))
+			progress := cli.ProgressLine(int64(up+down), total, now.Sub(start))
+			if total < 0 {
+				progress += fmt.Sprintf(", %d s left", int(max(deadline.Sub(now), 0).Seconds()+0.5))
+			}
+			fmt.Fprintf(out, "%6.1f s  up %14s  down %14s  %s\n", now.Sub(start).Seconds(),
+				cli.Mbps(up-lastUp, now.Sub(last)), cli.Mbps(down-lastDown, now.Sub(last)), progress)
 			lastUp, lastDown, last = up, down, now
 		}
 	}
