@@ -162,3 +162,9 @@ bench-h3-hostile:
 .PHONY: qvis-check
 qvis-check:
 	bash internal/qlog/qvischeck/run.sh
+
+# Runs every command README.md shows in its ```sh blocks (make test runs
+# it too, in go test ./...): see internal/readmecheck for the convention.
+.PHONY: readme-check
+readme-check:
+	$(GO) test -count=1 -v -run 'TestREADMECommands|TestCommonFlags' ./internal/readmecheck
