@@ -140,6 +140,9 @@ type CryptoSetup struct {
 	// helloSeen and helloOffersPSK are set, on a server, by
 	// observeClientHello's hook.
 	helloSeen, helloOffersPSK bool
+	// early is what a server knows of the TLS state once the ClientHello
+	// was processed (early_state.go).
+	early *tls.ConnectionState
 	// state is the TLS state recorded when the handshake completed, kept
 	// when conn is released.
 	state *tls.ConnectionState

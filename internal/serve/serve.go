@@ -81,7 +81,11 @@ func Start(o Options) (*Server, error) {
 		NextProtos:   []string{http3.NextProtoH3, hq.ALPN},
 		KeyLogWriter: o.KeyLog,
 	}
-	l, err := s.Transport.Listen(tlsConf, &conf)
+	// ListenEarly: a request sent in 0-RTT is served at once, and its
+	// response sent before the client's handshake completes (0.5-RTT),
+	// rather than a round trip later. Accept returns each connection
+	// once its ClientHello chose the application protocol.
+	l, err := s.Transport.ListenEarly(tlsConf, &conf)
 	if err != nil {
 		udp.Close()
 		return nil, err
