@@ -168,3 +168,15 @@ qvis-check:
 .PHONY: readme-check
 readme-check:
 	$(GO) test -count=1 -v -run 'TestREADMECommands|TestCommonFlags' ./internal/readmecheck
+
+# example/proxy with real clients (not part of make test: they need PyPI
+# and Chromium): aioquic's HTTP/3 client through the proxy in front of an
+# HTTP/2 and an HTTP/1.1 backend, with smuggling attempts that must be
+# refused; Chromium (in a loopback-only network namespace, needs root)
+# loading a page, fetch() and a POST through it.
+.PHONY: interop-aioquic-proxy interop-chromium-proxy
+interop-aioquic-proxy:
+	bash internal/interop/aioquic/proxy.sh
+
+interop-chromium-proxy:
+	bash internal/interop/chromium/proxy.sh
