@@ -21,8 +21,9 @@
 //     Transfer-Encoding are malformed (RFC 9114, Section 4.2) and reset by
 //     package http3; a body longer or shorter than its Content-Length
 //     fails the request (bodies up to -max-buffer are read whole and
-//     checked before the backend sees them; larger ones are streamed and
-//     the backend's request is aborted on a mismatch); hop-by-hop fields
+//     checked before the backend sees them, -max-buffered bytes at most
+//     at once; others are streamed and the backend's request is aborted
+//     on a mismatch); hop-by-hop fields
 //     are removed; Forwarded and X-Forwarded-For/-Host/-Proto are set by
 //     the proxy, never passed on from the client;
 //   - writes an access log (-access-log, the Combined Log Format plus the
@@ -98,6 +99,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, hup <-chan o
 	accessFile := fs.String("access-log", "-", "write the access log to `file` (\"-\": standard output; \"\": none)")
 	statsAddr := fs.String("stats", "", "serve the statistics as JSON at http://`addr`/stats")
 	maxBuffer := fs.Int64("max-buffer", 1<<20, "request bodies up to this many `bytes` are read whole and checked against Content-Length before forwarding")
+	maxBuffered := fs.Int64("max-buffered", 64<<20, "at most this many `bytes` of request bodies are held at once (-max-buffer); past it, bodies are streamed")
 	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: proxy -backend URL [flags]\n\n"+
@@ -162,7 +164,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, hup <-chan o
 		access = &accessLog{log.New(f, "", 0)}
 	}
 	st := newStats()
-	handler := newProxy(backend, bt, *maxBuffer, access, st, logger)
+	handler := newProxy(backend, bt, *maxBuffer, *maxBuffered, access, st, logger)
 
 	// HTTP/3: a Transport of its own, listening early so that 0-RTT
 	// requests are served at once.

@@ -426,13 +426,14 @@ func TestProxyHTTP3Smuggling(t *testing.T) {
 	}
 }
 
-// Bodies reach the backend whole, buffered below -max-buffer and
-// streamed above it, with their Content-Length.
+// Bodies reach the backend whole, buffered below -max-buffer (within
+// -max-buffered in total) and streamed otherwise, with their
+// Content-Length.
 func TestProxyBodies(t *testing.T) {
 	be := newBackend(t)
-	p := startProxy(t, be.URL, "-max-buffer", "100000")
+	p := startProxy(t, be.URL, "-max-buffer", "100000", "-max-buffered", "60000")
 	h3, _ := p.h3(t, nil)
-	for _, size := range []int{50_000, 3_000_000} {
+	for _, size := range []int{50_000, 70_000, 3_000_000} {
 		body := strings.Repeat("x", size)
 		resp, err := h3.Post(p.url("/up"), "text/plain", strings.NewReader(body))
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quicstack/quic"
@@ -24,6 +25,7 @@ import (
 type proxy struct {
 	rp        *httputil.ReverseProxy
 	maxBuffer int64
+	buffered  budget // bodies buffered at once, in bytes
 	access    *accessLog
 	stats     *stats
 	log       *slog.Logger
@@ -49,8 +51,8 @@ type quicConnKey struct{}
 // to the client.
 var tooEarlyWait = 10 * time.Second
 
-func newProxy(backend *url.URL, tr http.RoundTripper, maxBuffer int64, access *accessLog, st *stats, logger *slog.Logger) *proxy {
-	p := &proxy{maxBuffer: maxBuffer, access: access, stats: st, log: logger}
+func newProxy(backend *url.URL, tr http.RoundTripper, maxBuffer, maxBuffered int64, access *accessLog, st *stats, logger *slog.Logger) *proxy {
+	p := &proxy{maxBuffer: maxBuffer, buffered: budget{max: maxBuffered}, access: access, stats: st, log: logger}
 	p.rp = &httputil.ReverseProxy{
 		// ReverseProxy removes the hop-by-hop fields (Connection and the
 		// fields it names, Keep-Alive, TE, Trailer, Transfer-Encoding,
@@ -112,8 +114,13 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.stats.count(r.Proto, rec.status(), rec.n)
 		p.access.write(r, rec.status(), rec.n, time.Since(start), info)
 	}()
+	// Buffering is bounded in total (-max-buffered): a client opening
+	// many streams with large bodies must not make the proxy hold them
+	// all. Past the budget, bodies are streamed (and a mismatch aborts
+	// the backend's request).
 	switch {
-	case r.ContentLength > 0 && r.ContentLength <= p.maxBuffer:
+	case r.ContentLength > 0 && r.ContentLength <= p.maxBuffer && p.buffered.take(r.ContentLength):
+		defer p.buffered.give(r.ContentLength)
 		// The whole body is read, and so checked against Content-Length
 		// by the server (a body longer or shorter than it is an error of
 		// the HTTP/3, HTTP/2 or HTTP/1.1 layer), before the backend sees
@@ -127,7 +134,8 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		setBody(r, b)
-	case info.early && r.ContentLength < 0:
+	case info.early && r.ContentLength < 0 && p.buffered.take(p.maxBuffer):
+		defer p.buffered.give(p.maxBuffer)
 		// An early request (a safe method) whose length is not known
 		// yet, usually empty: read, so that it can be sent again after
 		// a 425 from the backend.
@@ -147,6 +155,33 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.rp.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+}
+
+// budget counts bytes against a maximum. Its methods may be called
+// concurrently.
+type budget struct {
+	mu   sync.Mutex
+	used int64
+	max  int64
+}
+
+// take reserves n bytes, or reports false if they would exceed the
+// maximum.
+func (b *budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// give returns n bytes taken.
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 // setBody makes b the request's body, which can be read again (GetBody).

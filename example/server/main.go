@@ -23,6 +23,11 @@
 // batches they make); -expvar ADDR serves the Transport's
 // statistics as JSON at http://ADDR/debug/vars.
 //
+// It accepts 0-RTT (resumed clients' first requests) and listens early
+// (quic.Transport.ListenEarly): a request that arrives in 0-RTT is
+// answered at once, before the client's handshake completes; HTTP/3
+// requests of unsafe methods in 0-RTT get 425 (Too Early).
+//
 // It runs until interrupted (SIGINT or SIGTERM) and then exits with
 // status 0; it exits with 1 if it cannot start and 2 on a usage error.
 package main
