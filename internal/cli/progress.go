@@ -20,7 +20,6 @@ type Progress struct {
 	n, total atomic.Int64 // total < 0: unknown
 	w        io.Writer
 	start    time.Time
-	now      func() time.Time
 	stop     chan struct{}
 	done     sync.WaitGroup
 	shown    bool // a line is on the screen (the drawing goroutine's)
@@ -36,7 +35,7 @@ const (
 // NewProgress starts showing progress on w if it is a terminal; total is
 // the size expected, or -1 if unknown. Done must be called.
 func NewProgress(w io.Writer, total int64) *Progress {
-	p := &Progress{w: w, start: time.Now(), now: time.Now, stop: make(chan struct{})}
+	p := &Progress{w: w, start: time.Now(), stop: make(chan struct{})}
 	p.total.Store(total)
 	p.startDrawing()
 	return p
@@ -53,7 +52,7 @@ func (p *Progress) startDrawing() {
 	}
 }
 
-// run draws the line at each tick until Done.
+// run draws the line at each tick, as of the tick's time, until Done.
 func (p *Progress) run(tick <-chan time.Time) {
 	for {
 		select {
@@ -62,8 +61,8 @@ func (p *Progress) run(tick <-chan time.Time) {
 				fmt.Fprint(p.w, "\r\033[K") // erase the line
 			}
 			return
-		case <-tick:
-			if line, ok := p.line(p.now()); ok {
+		case now := <-tick:
+			if line, ok := p.line(now); ok {
 				fmt.Fprint(p.w, "\r\033[K"+line)
 				p.shown = true
 			}

@@ -30,16 +30,15 @@ func TestProgressLine(t *testing.T) {
 func TestProgressDraws(t *testing.T) {
 	var out bytes.Buffer
 	clock := time.Unix(1000, 0)
-	p := &Progress{w: &out, start: clock, now: func() time.Time { return clock }, stop: make(chan struct{})}
+	p := &Progress{w: &out, start: clock, stop: make(chan struct{})}
 	p.total.Store(1000)
 	tick := make(chan time.Time)
 	p.done.Go(func() { p.run(tick) })
 	p.Add(100)
 	tick <- clock // at 0 s: nothing
-	clock = clock.Add(2 * time.Second)
 	p.Add(400)
-	tick <- clock
-	tick <- clock
+	tick <- clock.Add(2 * time.Second)
+	tick <- clock.Add(2 * time.Second)
 	p.Done()
 	s := out.String()
 	if strings.Count(s, "500 B of 1.0 KB (50%)") != 2 || !strings.Contains(s, "2 s left") || !strings.HasSuffix(s, "\r\033[K") {

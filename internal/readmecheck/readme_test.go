@@ -53,7 +53,7 @@ func Commands(markdown string) []string {
 			trimmed = strings.TrimSpace(trimmed[:i])
 		}
 		if strings.HasSuffix(trimmed, "\\") {
-			cont.WriteString(strings.TrimSuffix(trimmed, "\\") + " ")
+			cont.WriteString(strings.TrimSpace(strings.TrimSuffix(trimmed, "\\")) + " ")
 			continue
 		}
 		if cont.Len() > 0 {
