@@ -44,16 +44,27 @@ func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.
 	return ackEliciting, nil
 }
 
+// handleFrame processes one frame. A packet is acknowledged only once all
+// its frames were processed (handlePacket), and nothing a frame carries is
+// then dropped silently: data is kept until the application reads it, or
+// the connection fails with an error. Each case says where its content
+// goes; the frames not commented only change state.
 func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
 	t := f.Type
 	switch {
 	case t == wire.FrameTypePadding, t == wire.FrameTypePing:
 		return nil
 	case t == wire.FrameTypeAck || t == wire.FrameTypeAckECN:
+		// Ranges beyond the parser's bound are treated as not acknowledged
+		// by this frame (wire.AckFrame.IgnoredRanges): our packets in them
+		// may be declared lost and their frames sent again, never dropped.
 		return c.handleAckFrame(now, space, &f.Ack)
 	case t == wire.FrameTypeCrypto:
+		// Kept in the level's CRYPTO buffer, or the connection closes.
 		return c.handleCryptoFrame(now, space, f.Crypto)
 	case t.IsStream():
+		// Kept in the stream's receive buffer, or the connection closes
+		// (stream.handleStreamFrame).
 		return c.streams.handleStreamFrame(now, f.Stream)
 	case t == wire.FrameTypeResetStream:
 		return c.streams.handleResetStream(now, f.ResetStream.StreamID, f.ResetStream.ErrorCode, f.ResetStream.FinalSize)
@@ -83,6 +94,8 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		if c.role == wire.RoleServer {
 			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "NEW_TOKEN sent by a client"}
 		}
+		// Kept in the TokenStore, if any: a token is a hint the client
+		// "MAY use" (RFC 9000, Section 8.1.3), which a store may evict.
 		if ts := c.config.TokenStore; ts != nil && c.tokenKey != "" {
 			// "When a connection includes compatible version
 			// negotiation, any issued server tokens are considered to
@@ -99,7 +112,11 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		// "On receiving a PATH_CHALLENGE frame, an endpoint MUST respond
 		// by echoing the data contained in the PATH_CHALLENGE frame in a
 		// PATH_RESPONSE frame." (RFC 9000, Section 8.2.2) It goes on
-		// the path the challenge came on.
+		// the path the challenge came on. A newer challenge replaces an
+		// unanswered older one: "Path validation succeeds when a
+		// PATH_RESPONSE frame is received that contains the data that
+		// was sent in a previous PATH_CHALLENGE frame" (Section 8.2.3),
+		// so answering the latest is answering the peer.
 		p := c.rxPath()
 		p.response, p.responseToSend = f.PathChallenge.Data, true
 		return nil
@@ -121,6 +138,10 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		c.confirmHandshake(now)
 		return nil
 	case t == wire.FrameTypeDatagram || t == wire.FrameTypeDatagramWithLength:
+		// Queued for the application; a full queue drops its oldest
+		// (counted): "since DATAGRAM frames are inherently unreliable,
+		// they MAY be dropped by the receiver if the receiver cannot
+		// process them" (RFC 9221, Section 5).
 		return c.handleDatagramFrame(f.Datagram)
 	case t == wire.FrameTypeImmediateAck || t == wire.FrameTypeAckFrequency:
 		return c.handleAckFrequencyFrame(now, space, f)
@@ -211,24 +232,24 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		}
 		return c.processTLSEvents(now)
 	}
+	// Acknowledged data is never dropped: the data is kept, or the
+	// connection closes. The check above leaves only fragmentation to
+	// fail (errRecvFragmented): "An endpoint received more data in CRYPTO
+	// frames than it can buffer" (RFC 9000, Section 20.1).
 	n, err := cr.push(f.Offset, f.Data)
 	if err != nil {
-		return nil // too fragmented: dropped, the peer retransmits
+		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto,
+			Reason: "CRYPTO data fragmented into more than 31 pieces within 3968 bytes (RFC 9000, Section 21.7)"}
 	}
 	if n > 0 {
 		c.rxNewCrypto = true
 	}
 	for cr.readable() > 0 {
-		a, b := cr.peek()
-		for _, part := range [][]byte{a, b} {
-			if len(part) == 0 {
-				continue
-			}
-			if err := c.handleTLSData(level, part); err != nil {
-				return err
-			}
-			cr.consume(len(part))
+		part := cr.peek()
+		if err := c.handleTLSData(level, part); err != nil {
+			return err
 		}
+		cr.consume(len(part))
 	}
 	cr.shrink() // idle connections keep no CRYPTO buffer
 	return c.processTLSEvents(now)

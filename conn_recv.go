@@ -331,7 +331,9 @@ func isVersionNegotiation(pkt []byte) bool {
 
 // bufferUndecryptable keeps a copy of a packet whose keys are not yet
 // available, up to a small bound (RFC 9001, Section 5.7: "Endpoints ... can
-// choose to buffer ... packets"; the bound keeps memory fixed).
+// choose to buffer ... packets"; the bound keeps memory fixed). A packet is
+// acknowledged only once processed, so one dropped here is one the peer
+// will send again.
 func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
 	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
 		if buffer {
@@ -371,7 +373,11 @@ func (c *connState) receivedInitial() bool {
 // any other packet", and "MUST discard a Version Negotiation packet that
 // lists the QUIC version selected by the client."
 func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
-	if c.role != wire.RoleClient || c.receivedInitial() {
+	// "A client MUST discard any Version Negotiation packet if it has
+	// received and successfully processed any other packet, including an
+	// earlier Version Negotiation packet." (RFC 9000, Section 6.2) A
+	// Retry is such a packet.
+	if c.role != wire.RoleClient || c.receivedInitial() || c.hasRetried {
 		return
 	}
 	offered := c.version

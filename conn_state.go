@@ -265,19 +265,19 @@ type cryptoStream struct {
 func (sp *packetSpace) cryptoStream() *cryptoStream {
 	if sp.crypto == nil {
 		sp.crypto = &cryptoStream{
-			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
+			recv: newRecvBuffer(maxCryptoBufferPerLevel),
 			send: newSendBuffer(maxCryptoBufferPerLevel),
 		}
-		sp.crypto.send.pooled = true
 	}
 	return sp.crypto
 }
 
-// dropCrypto drops the space's CRYPTO stream, giving its send ring back
-// to the pool (stream_buffer_pool.go).
+// dropCrypto drops the space's CRYPTO stream, giving its chunks back to
+// the pool (stream_buffer_chunks.go).
 func (sp *packetSpace) dropCrypto() {
 	if sp.crypto != nil {
-		sp.crypto.send.free()
+		sp.crypto.send.release()
+		sp.crypto.recv.reset()
 		sp.crypto = nil
 	}
 }
@@ -386,6 +386,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.cc = c.ccw
 	c.paths.init(true)
 	c.paths.list[0].addrs = p.path
+	c.paths.handshakeRemote = p.path.remote
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{

@@ -128,6 +128,9 @@ type SentPacketHandler struct {
 	// (first_rtt_sample); hasFirstRTTSample reports that there was one.
 	firstRTTSample    time.Time
 	hasFirstRTTSample bool
+	// rttFloor: application data packets below it give no RTT sample
+	// (IgnoreRTTSamplesBefore).
+	rttFloor wire.PacketNumber
 
 	ecn ecnValidator
 
@@ -352,7 +355,11 @@ func (h *SentPacketHandler) OnPacketSent(now time.Time, space Space, p SentPacke
 // to the FrameHandler and then the controller (OnCongestionEvent if
 // packets were lost or the ECN-CE count increased, then OnAck),
 // and rearms the loss detection timer. An ACK frame for a dropped space is
-// ignored.
+// ignored. Only f.Ranges is acted on: ranges the parser counted in
+// f.IgnoredRanges (a frame with more than it keeps) are treated as not
+// acknowledged by this frame, as if the peer had omitted them (RFC 9000,
+// Section 13.2.3), so the packets in them may be declared lost and, if a
+// later frame acknowledges them, are late acknowledgments.
 //
 // It returns a PROTOCOL_VIOLATION *wire.TransportError if the frame
 // acknowledges a packet number that was never sent, skipped ones
@@ -472,7 +479,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	// receiving an ACK frame that meets the following two conditions: the
 	// largest acknowledged packet number is newly acknowledged, and at
 	// least one of the newly acknowledged packets was ack-eliciting."
-	if largestNewly == largest && ackElicitingAcked {
+	if largestNewly == largest && ackElicitingAcked && (space != SpaceApplication || largestNewly >= h.rttFloor) {
 		var ackDelay time.Duration
 		// "an endpoint ... MAY ignore the acknowledgment delay for
 		// Initial packets, since these acknowledgments are not delayed by
