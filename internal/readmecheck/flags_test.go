@@ -1,8 +1,13 @@
 package readmecheck
 
 import (
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,5 +55,50 @@ func TestCommonFlags(t *testing.T) {
 	}
 	if h := help("ccsim"); !strings.Contains(h, "-cc string") {
 		t.Errorf("ccsim -h lacks -cc:\n%s", h)
+	}
+}
+
+// quicPrograms lists every program under example/ that imports the
+// library's quic or http3 package, so that a program added later is held
+// to the common flags too (go/parser reads the imports; no build needed).
+func TestCommonFlagsCoverEveryProgram(t *testing.T) {
+	root := repoRoot(t)
+	dirs, err := os.ReadDir(filepath.Join(root, "example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	found := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(root, "example", d.Name(), "*.go"))
+		usesQUIC := false
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range af.Imports {
+				switch p, _ := strconv.Unquote(imp.Path.Value); p {
+				case "github.com/quicstack/quic", "github.com/quicstack/quic/http3":
+					usesQUIC = true
+				}
+			}
+		}
+		if !usesQUIC {
+			continue
+		}
+		found++
+		if !slices.Contains(quicPrograms, d.Name()) {
+			t.Errorf("example/%s makes QUIC connections but is not in quicPrograms: add it (with cli.AddCommon's flags)", d.Name())
+		}
+	}
+	if found != len(quicPrograms) {
+		t.Errorf("%d programs under example/ import quic or http3; quicPrograms lists %d: %v", found, len(quicPrograms), quicPrograms)
 	}
 }
