@@ -177,6 +177,9 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, hup <-chan o
 	defer qtr.Close()
 	st.quic = qtr
 	conf.Allow0RTT = *zeroRTT
+	if handshakeTimeout > 0 {
+		conf.HandshakeIdleTimeout = handshakeTimeout
+	}
 	tlsConf := http3.ConfigureTLSConfig(&tls.Config{GetCertificate: cert.get, KeyLogWriter: kl})
 	l, err := qtr.ListenEarly(tlsConf, conf)
 	if err != nil {

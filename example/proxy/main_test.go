@@ -151,7 +151,7 @@ func (p *testProxy) h3(t *testing.T, tc *tls.Config) (*http.Client, *http3.Trans
 	if tc == nil {
 		tc = &tls.Config{RootCAs: p.pool}
 	}
-	tr := &http3.Transport{TLSClientConfig: tc}
+	tr := &http3.Transport{TLSClientConfig: tc, QUICConfig: &quic.Config{HandshakeIdleTimeout: testHandshakeTimeout}}
 	t.Cleanup(func() { tr.Close() })
 	return &http.Client{Transport: tr, Timeout: 20 * time.Second}, tr
 }
@@ -558,6 +558,7 @@ func TestProxyEarlyData(t *testing.T) {
 	if !strings.Contains(p.out.String(), `"GET /early HTTP/3.0" 200 2 "-"`) || !strings.Contains(p.out.String(), "early=1 retried=0") {
 		t.Errorf("access log:\n%s", p.out)
 	}
+	closeThrough(c, relay)
 }
 
 // A backend that answers 425 (Too Early) to an early request gets it
@@ -599,6 +600,7 @@ func TestProxyTooEarly(t *testing.T) {
 	if !strings.Contains(p.out.String(), "early=1 retried=1") {
 		t.Errorf("access log:\n%s", p.out)
 	}
+	closeThrough(c, relay)
 
 	// The handshake never completes: the 425 goes back.
 	defer func(d time.Duration) { tooEarlyWait = d }(tooEarlyWait)
@@ -614,6 +616,15 @@ func TestProxyTooEarly(t *testing.T) {
 	if !strings.Contains(p.out.String(), `"GET /never HTTP/3.0" 425 0`) {
 		t.Errorf("access log:\n%s", p.out)
 	}
+	closeThrough(c, relay2)
+}
+
+// closeThrough closes the client's connections through a relay that lets
+// everything pass again, so that the proxy learns at once that they
+// ended, rather than at its handshake timeout or its shutdown's deadline.
+func closeThrough(c *http.Client, r *handshakeDropRelay) {
+	r.withhold.Store(false)
+	c.Transport.(*http3.Transport).Close()
 }
 
 func slices425(reqs []seen) bool {
@@ -722,4 +733,14 @@ func TestProxyUsage(t *testing.T) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
+}
+
+// testHandshakeTimeout is the QUIC handshake timeout of the tests' proxies
+// and clients: the default 5 s is too short on a loaded machine for a
+// handshake that a relay holds up (TestProxyEarlyData).
+const testHandshakeTimeout = 30 * time.Second
+
+func TestMain(m *testing.M) {
+	handshakeTimeout = testHandshakeTimeout
+	os.Exit(m.Run())
 }

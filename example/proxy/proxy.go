@@ -51,6 +51,12 @@ type quicConnKey struct{}
 // to the client.
 var tooEarlyWait = 10 * time.Second
 
+// handshakeTimeout, when set, replaces the QUIC handshake timeout's
+// default (quic.Config.HandshakeIdleTimeout, 5 s); the tests lengthen it
+// for loaded machines, where a handshake the relay holds up can take
+// longer.
+var handshakeTimeout time.Duration
+
 func newProxy(backend *url.URL, tr http.RoundTripper, maxBuffer, maxBuffered int64, access *accessLog, st *stats, logger *slog.Logger) *proxy {
 	p := &proxy{maxBuffer: maxBuffer, buffered: budget{max: maxBuffered}, access: access, stats: st, log: logger}
 	p.rp = &httputil.ReverseProxy{
