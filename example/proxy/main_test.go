@@ -28,6 +28,7 @@ import (
 	"github.com/quicstack/quic/http3"
 	"github.com/quicstack/quic/http3/qpack"
 	"github.com/quicstack/quic/internal/certs"
+	"github.com/quicstack/quic/wire"
 )
 
 // seen is what the backend saw of a request.
@@ -449,16 +450,22 @@ func TestProxyBodies(t *testing.T) {
 }
 
 // handshakeDropRelay relays UDP datagrams between a client and the
-// proxy; while withhold is set it drops, once the proxy has answered,
-// the client's long-header datagrams other than 0-RTT ones (its Initial
-// and Handshake packets, which carry its Finished), so that the proxy's
-// side of the handshake cannot complete.
+// proxy. While withhold is set it drops the client's datagrams that carry
+// a Handshake packet (its Finished is in one), so that the proxy's side
+// of the handshake cannot complete; its Initial and 0-RTT packets pass.
+// Until release is called it also holds back the proxy's datagrams, so
+// that the client cannot complete its side either and sends its request
+// in 0-RTT, however late its goroutines run (with the proxy's flight in
+// hand it would send it in 1-RTT, which the proxy cannot read before the
+// client's Finished).
 type handshakeDropRelay struct {
 	pc       net.PacketConn
+	up       net.PacketConn
 	withhold atomic.Bool
-	answered atomic.Bool
 	mu       sync.Mutex
 	client   net.Addr
+	held     [][]byte // the proxy's datagrams, until released
+	released bool
 }
 
 func newRelay(t *testing.T, to string) *handshakeDropRelay {
@@ -468,7 +475,7 @@ func newRelay(t *testing.T, to string) *handshakeDropRelay {
 	}
 	pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	up, _ := net.ListenPacket("udp", "127.0.0.1:0")
-	r := &handshakeDropRelay{pc: pc}
+	r := &handshakeDropRelay{pc: pc, up: up}
 	t.Cleanup(func() { pc.Close(); up.Close() })
 	go func() {
 		b := make([]byte, 65536)
@@ -480,7 +487,7 @@ func newRelay(t *testing.T, to string) *handshakeDropRelay {
 			r.mu.Lock()
 			r.client = addr
 			r.mu.Unlock()
-			if r.withhold.Load() && r.answered.Load() && b[0]&0x80 != 0 && !is0RTT(b[:n]) {
+			if r.withhold.Load() && hasHandshakePacket(b[:n]) {
 				continue
 			}
 			up.WriteTo(b[:n], server)
@@ -493,8 +500,12 @@ func newRelay(t *testing.T, to string) *handshakeDropRelay {
 			if err != nil {
 				return
 			}
-			r.answered.Store(true)
 			r.mu.Lock()
+			if !r.released {
+				r.held = append(r.held, bytes.Clone(b[:n]))
+				r.mu.Unlock()
+				continue
+			}
 			c := r.client
 			r.mu.Unlock()
 			pc.WriteTo(b[:n], c)
@@ -503,18 +514,46 @@ func newRelay(t *testing.T, to string) *handshakeDropRelay {
 	return r
 }
 
-// is0RTT reports a datagram whose first packet is 0-RTT, in QUIC version
-// 1 (type 1) or 2 (type 2, RFC 9369, Section 3.2).
-func is0RTT(d []byte) bool {
-	if len(d) < 5 {
-		return false
+// release sends the proxy's held datagrams to the client, and those after
+// them at once.
+func (r *handshakeDropRelay) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range r.held {
+		r.pc.WriteTo(d, r.client)
 	}
-	typ := d[0] >> 4 & 3
-	switch binary.BigEndian.Uint32(d[1:5]) {
-	case 1:
-		return typ == 1
-	case 0x6b3343cf:
-		return typ == 2
+	r.held, r.released = nil, true
+}
+
+// releaseWhen calls release once cond holds (polled each millisecond),
+// or when the test ends.
+func (r *handshakeDropRelay) releaseWhen(t *testing.T, cond func() bool) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() {
+		for !cond() {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+		r.release()
+	}()
+}
+
+// hasHandshakePacket reports whether datagram d holds a Handshake packet
+// among its coalesced long-header packets (RFC 9000, Section 12.2).
+func hasHandshakePacket(d []byte) bool {
+	for len(d) > 0 && wire.IsLongHeader(d[0]) {
+		h, n, err := wire.ParseLongHeader(d)
+		if err != nil {
+			return false
+		}
+		if h.Type == wire.PacketTypeHandshake {
+			return true
+		}
+		d = d[n+int(h.Length):]
 	}
 	return false
 }
@@ -526,13 +565,38 @@ func (r *handshakeDropRelay) url(path string) string {
 // earlyClient makes a client whose next connection to the proxy resumes
 // a session with 0-RTT: a first request primes the session cache.
 func earlyClient(t *testing.T, p *testProxy) *http.Client {
-	tc := &tls.Config{RootCAs: p.pool, ServerName: "localhost", ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+	t.Helper()
+	cache := &notifyingCache{ClientSessionCache: tls.NewLRUClientSessionCache(4), put: make(chan struct{}, 1)}
+	tc := &tls.Config{RootCAs: p.pool, ServerName: "localhost", ClientSessionCache: cache}
 	c, tr := p.h3(t, tc)
 	get(t, c, p.url("/prime"), nil)
+	// The session ticket may arrive after the response: closing before
+	// it did would leave nothing to resume.
+	select {
+	case <-cache.put:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no session ticket from the proxy")
+	}
 	tr.Close()
 	c, _ = p.h3(t, tc)
 	c.Transport.(*http3.Transport).Allow0RTT = true
 	return c
+}
+
+// notifyingCache signals each session stored.
+type notifyingCache struct {
+	tls.ClientSessionCache
+	put chan struct{}
+}
+
+func (c *notifyingCache) Put(key string, cs *tls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		select {
+		case c.put <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // A GET received in 0-RTT is forwarded at once with "Early-Data: 1"
@@ -544,6 +608,7 @@ func TestProxyEarlyData(t *testing.T) {
 	c := earlyClient(t, p)
 	relay := newRelay(t, p.addr)
 	relay.withhold.Store(true)
+	relay.releaseWhen(t, func() bool { return earlyRequests(be.requests()) == 1 })
 	resp, body := get(t, c, relay.url("/early"), nil)
 	if resp.StatusCode != 200 || body != "ok" {
 		t.Fatalf("0-RTT GET: %s %q", resp.Status, body)
@@ -578,14 +643,15 @@ func TestProxyTooEarly(t *testing.T) {
 	c := earlyClient(t, p)
 	relay := newRelay(t, p.addr)
 	relay.withhold.Store(true)
-	go func() {
-		// Once the backend refused the early request, let the client's
-		// Finished through: the client sends it again (PTO).
-		for !slices425(be.requests()) {
-			time.Sleep(time.Millisecond)
+	// Once the backend refused the early request, let the client's
+	// Finished through: the client sends it again (PTO).
+	relay.releaseWhen(t, func() bool {
+		if earlyRequests(be.requests()) == 0 {
+			return false
 		}
 		relay.withhold.Store(false)
-	}()
+		return true
+	})
 	resp, body := get(t, c, relay.url("/retry"), nil)
 	if resp.StatusCode != 200 || body != "after the handshake" {
 		t.Fatalf("GET: %s %q", resp.Status, body)
@@ -608,6 +674,7 @@ func TestProxyTooEarly(t *testing.T) {
 	c = earlyClient(t, p)
 	relay2 := newRelay(t, p.addr)
 	relay2.withhold.Store(true)
+	relay2.releaseWhen(t, func() bool { return earlyRequests(be.requests()) == 2 })
 	c.Timeout = 3 * time.Second
 	c.Get(relay2.url("/never")) // the client retries a 425 after its handshake, which never completes
 	if st := p.stats.snapshot(); st.TooEarlyReturned != 1 {
@@ -624,16 +691,19 @@ func TestProxyTooEarly(t *testing.T) {
 // ended, rather than at its handshake timeout or its shutdown's deadline.
 func closeThrough(c *http.Client, r *handshakeDropRelay) {
 	r.withhold.Store(false)
+	r.release()
 	c.Transport.(*http3.Transport).Close()
 }
 
-func slices425(reqs []seen) bool {
+// earlyRequests counts the requests forwarded with Early-Data: 1.
+func earlyRequests(reqs []seen) int {
+	n := 0
 	for _, r := range reqs {
 		if r.Header.Get("Early-Data") == "1" {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // SIGHUP reloads the certificate: new connections get the new one, a
