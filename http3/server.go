@@ -114,7 +114,9 @@ type Server struct {
 	// ConnContext, if not nil, derives the context of each connection's
 	// requests from ctx, which is done when the connection ends: to add
 	// values, as with net/http's Server.ConnContext. It runs in
-	// ServeConn before any request of c is read and must not return nil.
+	// ServeConn before any request of c is read, concurrently for
+	// different connections (a slow one delays only its own), and must
+	// not return nil.
 	// Each request's context is derived from the result and is also done
 	// when its request stream ends.
 	ConnContext func(ctx context.Context, c *quic.Conn) context.Context
@@ -210,6 +212,14 @@ func (s *Server) ServeListener(l *quic.Listener) error {
 // ServeConn serves HTTP/3 on an established QUIC connection whose ALPN
 // protocol is "h3", returning when the connection ends.
 func (s *Server) ServeConn(qc *quic.Conn) {
+	// ConnContext runs before the server's lock is taken: a slow one
+	// holds up only its own connection, not the others nor Close.
+	var ctx context.Context
+	if s.ConnContext != nil {
+		if ctx = s.ConnContext(qc.Context(), qc); ctx == nil {
+			panic("http3: ConnContext returned nil")
+		}
+	}
 	s.mu.Lock()
 	s.init()
 	if s.closed {
@@ -223,11 +233,7 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
 	sc.log = s.Logger
-	if s.ConnContext != nil {
-		if sc.ctx = s.ConnContext(qc.Context(), qc); sc.ctx == nil {
-			panic("http3: ConnContext returned nil")
-		}
-	}
+	sc.ctx = ctx
 	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
 	sc.ours.H3Datagram = s.EnableDatagrams && datagramsNegotiated(qc)
 	sc.idle = sync.NewCond(&sc.mu)

@@ -206,6 +206,43 @@ func TestServerConnContext(t *testing.T) {
 	}
 }
 
+// A ConnContext that takes its time (a lookup, say) holds up only its own
+// connection: another connection is served meanwhile, and Close returns.
+func TestServerConnContextBlocksOnlyItsConn(t *testing.T) {
+	var first sync.Once
+	entered, release := make(chan struct{}), make(chan struct{})
+	e := newTestEnvWith(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}), func(s *Server) {
+		s.ConnContext = func(ctx context.Context, c *quic.Conn) context.Context {
+			block := false
+			first.Do(func() { block = true })
+			if block {
+				close(entered)
+				<-release
+			}
+			return ctx
+		}
+	})
+	defer close(release)
+	go e.client.Get(e.url + "/") // its connection's ConnContext blocks
+	<-entered
+	tr := &Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool, ServerName: "localhost"}}
+	defer tr.Close()
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Get(e.url + "/")
+	if err != nil {
+		t.Fatalf("a second connection while the first one's ConnContext runs: %v", err)
+	}
+	resp.Body.Close()
+	closed := make(chan struct{})
+	go func() { e.srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close blocked by a ConnContext in progress")
+	}
+}
+
 // ConfigureTLSConfig returns a copy offering only "h3", as quic-go's
 // does, and leaves its argument alone; a config from GetConfigForClient
 // gets the same treatment.
