@@ -174,7 +174,7 @@ bench-h3-hostile:
 qvis-check:
 	bash internal/qlog/qvischeck/run.sh
 
-# Runs every command README.md shows in its ```sh blocks (make test runs
+# Runs every command README.md and docs/*.md show in ```sh blocks (make test runs
 # it too, in go test ./...): see internal/readmecheck for the convention.
 .PHONY: readme-check
 readme-check:

@@ -147,10 +147,7 @@ func isDaemon(pkg string, args []string) bool {
 // owner must fix, with the reason: they are reported, not failed; each
 // must still be in the README and still fail (the test fails once it
 // passes, so that the entry is removed).
-var knownBroken = map[string]string{
-	"go run ./example/client -insecure -alpn hq-interop -0rtt -out /tmp/dl https://localhost:4433/a https://localhost:4433/b": "" +
-		"/a and /b do not exist under ./www (use /hello.txt and /site.html)",
-}
+var knownBroken = map[string]string{}
 
 // server is a command left running in the background.
 type server struct {
@@ -180,24 +177,41 @@ func (b *lockedBuffer) String() string {
 // goRunRE matches "go run ./example/NAME".
 var goRunRE = regexp.MustCompile(`^go run (\./example/[a-z0-9]+)(\s|$)`)
 
-// TestREADMECommands runs every command README.md shows (see the package
-// comment for how).
+// TestREADMECommands runs every command README.md and the docs/*.md
+// pages show (see the package comment for how), a subtest per file.
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the README's commands take a minute or two")
 	}
 	root := repoRoot(t)
-	md, err := os.ReadFile(filepath.Join(root, "README.md"))
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := Commands(string(md))
-	if len(cmds) == 0 {
-		t.Fatal("README.md shows no ```sh commands")
+	slices.Sort(files)
+	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	shown := map[string][]string{}
+	var all []string
+	for _, f := range files {
+		md, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		if shown[rel] = Commands(string(md)); len(shown[rel]) > 0 {
+			all = append(all, shown[rel]...)
+		} else if rel == "README.md" {
+			t.Fatal("README.md shows no ```sh commands")
+		}
+	}
+	for line := range knownBroken {
+		if !slices.Contains(all, line) {
+			t.Errorf("knownBroken lists %q, which neither README.md nor docs/ shows: remove the entry", line)
+		}
 	}
 	bin := t.TempDir()
 	built := map[string]string{}
-	build := func(pkg string) string {
+	build := func(t *testing.T, pkg string) string {
 		if p, ok := built[pkg]; ok {
 			return p
 		}
@@ -211,6 +225,18 @@ func TestREADMECommands(t *testing.T) {
 		return p
 	}
 	ns := newNetns(t)
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		if len(shown[rel]) == 0 {
+			continue
+		}
+		t.Run(rel, func(t *testing.T) { runCommands(t, root, shown[rel], ns, build) })
+	}
+}
+
+// runCommands runs the commands of one file in order; the servers among
+// them run until the file's last command ended.
+func runCommands(t *testing.T, root string, cmds []string, ns netns, build func(*testing.T, string) string) {
 	var servers []*server
 	defer func() {
 		for _, s := range servers {
@@ -228,11 +254,6 @@ func TestREADMECommands(t *testing.T) {
 			}
 		}
 	}()
-	for line := range knownBroken {
-		if !slices.Contains(cmds, line) {
-			t.Errorf("knownBroken lists %q, which README.md no longer shows: remove the entry", line)
-		}
-	}
 	for _, line := range cmds {
 		argv := strings.Fields(line)
 		var cmd *exec.Cmd
@@ -240,7 +261,7 @@ func TestREADMECommands(t *testing.T) {
 		switch {
 		case goRunRE.MatchString(line):
 			m := goRunRE.FindStringSubmatch(line)
-			cmd = ns.command(root, append([]string{build(m[1])}, argv[3:]...)...)
+			cmd = ns.command(root, append([]string{build(t, m[1])}, argv[3:]...)...)
 			daemon = isDaemon(m[1], argv[3:])
 		case argv[0] == "make" && len(argv) == 2:
 			if out, err := exec.Command("make", "-C", root, "-n", argv[1]).CombinedOutput(); err != nil {
