@@ -137,8 +137,9 @@ func ExampleConn_SendDatagram() {
 	// Output: pong to ping
 }
 
-// A client that sends with BBR (congestion.NewBBR) rather than the
-// default Cubic. BBR starts in its startup phase.
+// A client that chooses its congestion controller: BBR
+// (congestion.NewBBR, also the default; congestion.NewCubic and
+// congestion.NewNewReno are the others). BBR starts in its startup phase.
 func ExampleConfig_bbr() {
 	serverTLS, clientTLS := exampleTLS()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -9,7 +9,7 @@ import (
 
 // The help texts of the common flags, the same in every program.
 const (
-	CCUsage     = "congestion controller: cubic, bbr or reno"
+	CCUsage     = "congestion controller: bbr (the library's default), cubic or reno"
 	QlogUsage   = "write a qlog file per connection to `dir` (default $QLOGDIR)"
 	KeylogUsage = "append TLS secrets to `file` in NSS key log format, for Wireshark (default $SSLKEYLOGFILE)"
 )
@@ -18,7 +18,7 @@ const (
 // (client, server, perf, bench, demo, proxy) accepts the same way: the
 // same names, values, defaults and help texts.
 //
-//	-cc NAME      congestion controller: cubic (default), bbr or reno
+//	-cc NAME      congestion controller: bbr (default), cubic or reno
 //	-qlog DIR     a qlog file per connection in DIR (default $QLOGDIR)
 //	-keylog FILE  TLS secrets for Wireshark (default $SSLKEYLOGFILE)
 type Common struct {
@@ -28,7 +28,7 @@ type Common struct {
 // AddCommon defines the common flags on fs.
 func AddCommon(fs *flag.FlagSet) *Common {
 	c := &Common{}
-	fs.StringVar(&c.CC, "cc", "cubic", CCUsage)
+	fs.StringVar(&c.CC, "cc", "bbr", CCUsage)
 	fs.StringVar(&c.Qlog, "qlog", "", QlogUsage)
 	fs.StringVar(&c.Keylog, "keylog", "", KeylogUsage)
 	return c

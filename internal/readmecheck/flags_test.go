@@ -44,7 +44,7 @@ func TestCommonFlags(t *testing.T) {
 	for _, prog := range quicPrograms {
 		h := help(prog)
 		for _, want := range []string{
-			"-cc string\n    \t" + cli.CCUsage + " (default \"cubic\")",
+			"-cc string\n    \t" + cli.CCUsage + " (default \"bbr\")",
 			"-qlog dir\n    \t" + unquote(cli.QlogUsage),
 			"-keylog file\n    \t" + unquote(cli.KeylogUsage),
 		} {
