@@ -277,6 +277,32 @@ loadtest:
 bench-h3-hostile:
 	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3
 
+# Loads qlog files of real connections with qvis's own loading code
+# (internal/qlog/qvischeck, qvis commit 72c8c4b) under node; installs the
+# typescript package from npm on first use. Not part of make test, which
+# checks the same header rules in Go (qlog/qvis_test.go).
+.PHONY: qvis-check
+qvis-check:
+	bash internal/qlog/qvischeck/run.sh
+
+# Runs every command README.md and docs/*.md show in ```sh blocks (make test runs
+# it too, in go test ./...): see internal/readmecheck for the convention.
+.PHONY: readme-check
+readme-check:
+	$(GO) test -count=1 -v -run 'TestREADMECommands|TestCommonFlags' ./internal/readmecheck
+
+# example/proxy with real clients (not part of make test: they need PyPI
+# and Chromium): aioquic's HTTP/3 client through the proxy in front of an
+# HTTP/2 and an HTTP/1.1 backend, with smuggling attempts that must be
+# refused; Chromium (in a loopback-only network namespace, needs root)
+# loading a page, fetch() and a POST through it.
+.PHONY: interop-aioquic-proxy interop-chromium-proxy
+interop-aioquic-proxy:
+	bash internal/interop/aioquic/proxy.sh
+
+interop-chromium-proxy:
+	bash internal/interop/chromium/proxy.sh
+
 # The fleet tests (internal/fleettest, needs root): three servers of
 # example/fleet in network namespaces behind a balancer namespace running
 # the nftables ruleset of quiclb.NFTablesRuleset (a client moving

@@ -57,6 +57,7 @@ type Conn struct {
 	srcAddr netip.Addr
 
 	handshakeDone chan struct{}
+	early         earlyState // conn_early_state.go
 	ctx           context.Context
 	cancel        context.CancelCauseFunc
 	done          chan struct{} // closed when the run goroutine exits
@@ -139,6 +140,7 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 		t: t, remote: remote, config: cfg,
 		wakeCh:        make(chan struct{}, 1),
 		handshakeDone: make(chan struct{}),
+		early:         earlyState{ready: make(chan struct{})},
 		done:          make(chan struct{}),
 		local:         t.Conn.LocalAddr(),
 	}
@@ -286,6 +288,7 @@ type connSnapshot struct {
 	// tls is the TLS state recorded when the handshake completed, shared
 	// with the state machine's TLS driver; nil before.
 	tls       *tls.ConnectionState
+	early     *tls.ConnectionState // before tls: what the ClientHello told (server)
 	version   wire.Version
 	stats     ConnectionStats
 	datagrams bool
@@ -303,6 +306,9 @@ var noTLSState tls.ConnectionState
 // completed. The caller must not modify it.
 func (s *connSnapshot) tlsState() *tls.ConnectionState {
 	if s.tls == nil {
+		if s.early != nil {
+			return s.early
+		}
 		return &noTLSState
 	}
 	return s.tls
@@ -348,6 +354,7 @@ func (c *Conn) publishHandshake() {
 func (c *Conn) publish() {
 	st := c.state
 	c.publishHandshake()
+	c.publishEarly()
 	c.publishPath()
 	st.tracePoll()
 	st.flushDrops(&c.t.stats)
@@ -628,7 +635,9 @@ type ConnectionState struct {
 }
 
 // ConnectionState returns the connection's state; it is meaningful after
-// HandshakeComplete.
+// HandshakeComplete, except that a server connection that ListenEarly's
+// Accept returned has TLS.NegotiatedProtocol and TLS.ServerName already,
+// as the client's ClientHello decided them.
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()

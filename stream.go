@@ -62,6 +62,7 @@ type stream struct {
 	readWaiters   int // readers that found nothing and wait on readCh (see passOn)
 	readDeadline  time.Time
 	recv0RTT      bool // some of the data arrived in 0-RTT packets
+	closedBoth    bool // Stream.Close ended the reading (stream_close.go)
 
 	// Sending part (RFC 9000, Section 3.1).
 	hasSend       bool
@@ -520,7 +521,7 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 func (s *stream) tryRead(p []byte) (int, error) {
 	switch {
 	case s.readCanceled:
-		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.stopCode)}
+		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.stopCode), afterClose: s.closedBoth}
 	case s.resetRecvd:
 		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.resetRecvCode), Remote: true}
 	case s.resetAtRecvd:

@@ -86,14 +86,22 @@ func (s *Stream) CancelWriteAt(code StreamErrorCode, reliableSize uint64) {
 // (RFC 9000, Section 3.5).
 func (s *Stream) CancelRead(code StreamErrorCode) { s.s.cancelRead(code) }
 
-// Close releases both directions, as users of io.Closer expect: it is
-// CloseWrite (the written data and a FIN are still delivered) followed by
-// CancelRead(0) unless the peer already finished sending, so that the
-// peer stops sending data nobody will read. To keep reading after the
-// writing is done, use CloseWrite instead.
+// Close releases both directions, as users of io.Closer and net.Conn
+// expect: it is CloseWrite (the written data and a FIN are still
+// delivered) followed by CancelRead(0) unless the peer already finished
+// sending, so that the peer stops sending data nobody will read. Reads
+// then fail with a *StreamError saying that the stream was read after
+// Close.
+//
+// This differs from quic-go, whose Stream.Close closes only the sending
+// direction. To send a request and then read the response, use
+// CloseWrite:
+//
+//	s.Write(request)
+//	s.CloseWrite()              // FIN: the request is complete
+//	resp, err := io.ReadAll(s)  // the peer's answer, up to its FIN
 func (s *Stream) Close() error {
-	s.s.closeWrite()
-	s.s.cancelRead(0)
+	s.s.closeBoth()
 	return nil
 }
 

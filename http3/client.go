@@ -41,8 +41,8 @@ import (
 //     connection with H3_NO_ERROR and returns once each has sent its
 //     CONNECTION_CLOSE, without waiting for the peers. RoundTrip calls in
 //     progress and response bodies being read fail with the connection's
-//     error (a *quic.ApplicationError of code H3_NO_ERROR); those waiting
-//     for a dial, and later ones, with ErrTransportClosed. The sockets of
+//     error (one wrapping a *quic.ApplicationError of code H3_NO_ERROR);
+//     those waiting for a dial, and later ones, with ErrTransportClosed. The sockets of
 //     the connections are released in the background after their closing
 //     periods, 5 seconds at most; with Allow0RTT, Close closes the
 //     Transport's own quic.Transport, waiting that long at most.

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -64,6 +65,7 @@ type connection struct {
 	// uniStream is Extensions.UniStream (extension.go), nil if none.
 	uniStream func(qc *quic.Conn, streamType uint64, str *quic.ReceiveStream, r io.Reader) bool
 	goaway    func(qc *quic.Conn) // Extensions.Goaway, nil if none
+	log *slog.Logger // a server's Server.Logger; nil logs nothing
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -157,6 +159,7 @@ func (c *connection) writeControl(b []byte) error {
 // error.
 func (c *connection) closeWithError(code ErrCode, reason string) {
 	c.closeOnce.Do(func() {
+		c.logConnError(code, reason)
 		go c.qc.CloseWithError(quic.ApplicationErrorCode(code), reason)
 	})
 }
