@@ -65,7 +65,7 @@ type connection struct {
 	// uniStream is Extensions.UniStream (extension.go), nil if none.
 	uniStream func(qc *quic.Conn, streamType uint64, str *quic.ReceiveStream, r io.Reader) bool
 	goaway    func(qc *quic.Conn) // Extensions.Goaway, nil if none
-	log *slog.Logger // a server's Server.Logger; nil logs nothing
+	log       *slog.Logger        // a server's Server.Logger; nil logs nothing
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
