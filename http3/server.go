@@ -82,6 +82,11 @@ type Server struct {
 	// It requires QUICConfig.EnableDatagrams; ServeConn and the listen
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
+	// AltSvcMaxAge is the freshness lifetime, "ma", that SetQUICHeaders
+	// and DualServer advertise in Alt-Svc (RFC 7838, Section 3.1). Zero
+	// means 24 hours, Alt-Svc's own default; it is rounded down to
+	// whole seconds.
+	AltSvcMaxAge time.Duration
 
 	workers  workerPool   // runs the handlers
 	handlers atomic.Int64 // requests being served, for MaxConcurrentHandlers

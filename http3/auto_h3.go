@@ -1,0 +1,106 @@
+package http3
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/quicstack/quic"
+)
+
+// h3Next says what AutoTransport does after an HTTP/3 attempt.
+type h3Next int
+
+const (
+	h3Done     h3Next = iota // the response, or an error for the caller
+	h3Retry                  // send the request again (new connection)
+	h3Fallback               // send the request again over TCP
+)
+
+// maxAckDelayGuess is the peer's max_ack_delay assumed when estimating a
+// probe timeout from outside the connection (RFC 9000's default).
+const maxAckDelayGuess = 25 * time.Millisecond
+
+// viaH3 sends req over the HTTP/3 connection of attempt a, to authority
+// for origin o. Unless the response is final (h3Done), it returns the
+// request to send again, with a new body if it had one.
+func (t *AutoTransport) viaH3(req *http.Request, o origin, authority string, a *quicAttempt) (*http.Response, error, h3Next, *http.Request) {
+	hreq := req
+	if authority != o.authority() {
+		// "When using an alternative service, clients SHOULD include an
+		// Alt-Used header field in all requests." (RFC 7838, Section 5)
+		hreq = req.Clone(req.Context())
+		hreq.Header.Set("Alt-Used", authority)
+	}
+	var stop func()
+	if idempotent(req) && canReplay(req) {
+		stop = t.watch(a, o)
+	}
+	resp, err := a.cc.roundTrip(hreq, true)
+	if stop != nil {
+		stop()
+	}
+	if err == nil {
+		t.learn(o, resp)
+		if resp.StatusCode == http.StatusMisdirectedRequest && authority != o.authority() {
+			// "Clients receiving 421 (Misdirected Request) from an
+			// alternative service MUST remove the corresponding entry
+			// from its alternative service cache ... Regardless of the
+			// idempotency of the request method, they MAY retry the
+			// request, either at another alternative server, or at the
+			// origin." (RFC 7838, Section 6)
+			t.cache.forget(o.key, o.host, authority)
+			if again, rerr := replayable(req); rerr == nil {
+				resp.Body.Close()
+				return nil, nil, h3Retry, again
+			}
+		}
+		return resp, nil, h3Done, nil
+	}
+	var re *retryableError
+	if errors.As(err, &re) {
+		// Not processed by the server: on a connection that closed
+		// before the request was sent (unsent, the body untouched),
+		// after GOAWAY, or refused with H3_REQUEST_REJECTED (RFC 9114,
+		// Section 4.1.1).
+		if re.unsent {
+			return nil, re.err, h3Retry, req
+		}
+		if again, rerr := replayable(req); rerr == nil {
+			return nil, re.err, h3Retry, again
+		}
+		return nil, re.err, h3Done, nil
+	}
+	if a.stalled.Load() && req.Context().Err() == nil && idempotent(req) {
+		if again, rerr := replayable(req); rerr == nil {
+			return nil, err, h3Fallback, again
+		}
+	}
+	return nil, err, h3Done, nil
+}
+
+// canReplay reports whether req's body (if any) can be had again.
+func canReplay(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// watch guards a request on a's connection until stop: if nothing at all
+// arrives on the connection for the longer of RaceDelay and two probe
+// timeouts (RFC 9002, Section 6.2.1) after the request went out, the path
+// is dead (the server would at least have acknowledged the request
+// within its max_ack_delay): the alternative is marked broken and the
+// connection closed, so that its requests go over TCP.
+func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
+	st := a.cc.qc.Stats()
+	before := st.PacketsReceived
+	pto := st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
+	timer := time.AfterFunc(max(t.raceDelay(), 2*pto), func() {
+		if a.cc.qc.Stats().PacketsReceived != before || a.stalled.Swap(true) {
+			return
+		}
+		t.stats.stalls.Add(1)
+		t.markBroken(o, a.key.authority)
+		a.cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "no answer")
+	})
+	return func() { timer.Stop() }
+}

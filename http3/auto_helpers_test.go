@@ -1,0 +1,164 @@
+package http3
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quicstack/quic"
+)
+
+// protoLog records the protocol of each request a test server handled:
+// what the server saw, not what the client claims.
+type protoLog struct {
+	mu     sync.Mutex
+	protos []string
+	altUse []string // Alt-Used header of each request
+}
+
+func (l *protoLog) add(r *http.Request) {
+	l.mu.Lock()
+	l.protos = append(l.protos, r.Proto)
+	l.altUse = append(l.altUse, r.Header.Get("Alt-Used"))
+	l.mu.Unlock()
+}
+
+func (l *protoLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.protos...)
+}
+
+func (l *protoLog) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.protos) == 0 {
+		return ""
+	}
+	return l.protos[len(l.protos)-1]
+}
+
+// originServer is a test origin on 127.0.0.1 served over TCP, UDP or
+// both (a DualServer, advertising HTTP/3 with Alt-Svc).
+type originServer struct {
+	log  protoLog
+	dual *DualServer  // both
+	h3   *Server      // UDP only
+	tcp  *http.Server // TCP only
+	udp  net.PacketConn
+	port int
+	pool *x509.CertPool
+	cert tls.Certificate
+	url  string
+}
+
+// handler answers with the request's protocol and records it.
+func (o *originServer) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.log.add(r)
+		if r.Body != nil {
+			io.Copy(io.Discard, r.Body)
+		}
+		io.WriteString(w, r.Proto)
+	})
+}
+
+// newOrigin starts a test origin: "both", "tcp" or "udp".
+func newOrigin(t *testing.T, mode string) *originServer {
+	t.Helper()
+	cert, pool := testCert(t)
+	o := &originServer{pool: pool, cert: cert}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
+	switch mode {
+	case "both":
+		o.dual = &DualServer{
+			H3:   &Server{Handler: o.handler(), TLSConfig: tc},
+			HTTP: &http.Server{Addr: "127.0.0.1:0", Handler: o.handler(), TLSConfig: tc},
+		}
+		if err := o.dual.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		o.port = o.dual.UDPAddr().(*net.UDPAddr).Port
+		go o.dual.Serve()
+		t.Cleanup(func() { o.dual.Close() })
+	case "tcp":
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.port = l.Addr().(*net.TCPAddr).Port
+		o.tcp = &http.Server{Handler: o.handler(), TLSConfig: tc}
+		go o.tcp.ServeTLS(l, "", "")
+		t.Cleanup(func() { o.tcp.Close() })
+	case "udp":
+		// A UDP port whose TCP twin is closed: connecting over TCP
+		// is refused.
+		for i := 0; ; i++ {
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pc.LocalAddr().(*net.UDPAddr).Port
+			if l, err := net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+				l.Close()
+				o.udp, o.port = pc, p
+				break
+			}
+			pc.Close()
+			if i == 20 {
+				t.Fatal("no UDP port with a free TCP twin")
+			}
+		}
+		o.h3 = &Server{Handler: o.handler(), TLSConfig: tc}
+		go o.h3.Serve(o.udp)
+		t.Cleanup(func() { o.h3.Close(); o.udp.Close() })
+	default:
+		t.Fatalf("mode %q", mode)
+	}
+	o.url = "https://127.0.0.1:" + strconv.Itoa(o.port)
+	return o
+}
+
+// newAuto returns an AutoTransport trusting pool, closed at the end of
+// the test. RaceDelay is long, so that QUIC wins whenever it works even
+// on a loaded machine; tests of the race itself set their own.
+func newAuto(t *testing.T, pool *x509.CertPool) *AutoTransport {
+	t.Helper()
+	a := &AutoTransport{
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		RaceDelay:       10 * time.Second,
+		QUICConfig:      &quic.Config{HandshakeIdleTimeout: 20 * time.Second},
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// get fetches url with a and returns the response's protocol and body.
+func autoGet(t *testing.T, a *AutoTransport, url string) (proto, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return autoDo(t, a, req)
+}
+
+func autoDo(t *testing.T, a *AutoTransport, req *http.Request) (proto, body string) {
+	t.Helper()
+	resp, err := a.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: reading the body: %v", req.URL, err)
+	}
+	return resp.Proto, string(b)
+}
