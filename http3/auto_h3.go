@@ -3,6 +3,7 @@ package http3
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/quicstack/quic"
@@ -84,23 +85,47 @@ func canReplay(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
-// watch guards a request on a's connection until stop: if nothing at all
-// arrives on the connection for the longer of RaceDelay and two probe
-// timeouts (RFC 9002, Section 6.2.1) after the request went out, the path
-// is dead (the server would at least have acknowledged the request
-// within its max_ack_delay): the alternative is marked broken and the
-// connection closed, so that its requests go over TCP.
+// watch guards a request on a's connection until stop: if the
+// connection has packets in flight and nothing at all arrives on it for
+// the longer of RaceDelay and two probe timeouts (RFC 9002, Section
+// 6.2.1) while the request waits for its response, the path is dead (a
+// live peer acknowledges within its max_ack_delay): the alternative is
+// marked broken and the connection closed, so that its requests go over
+// TCP. A connection with nothing in flight (a server still thinking, its
+// acknowledgments in) is not judged.
 func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	st := a.cc.qc.Stats()
-	before := st.PacketsReceived
+	last := st.PacketsReceived
 	pto := st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
-	timer := time.AfterFunc(max(t.raceDelay(), 2*pto), func() {
-		if a.cc.qc.Stats().PacketsReceived != before || a.stalled.Swap(true) {
+	window := max(t.raceDelay(), 2*pto)
+	var mu sync.Mutex
+	stopped := false
+	var timer *time.Timer
+	mu.Lock() // timer is set before the function can read it
+	defer mu.Unlock()
+	timer = time.AfterFunc(window, func() {
+		st := a.cc.qc.Stats()
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if st.PacketsReceived != last || st.BytesInFlight == 0 {
+			last = st.PacketsReceived
+			timer.Reset(window)
+			return
+		}
+		if a.stalled.Swap(true) {
 			return
 		}
 		t.stats.stalls.Add(1)
 		t.markBroken(o, a.key.authority)
 		a.cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "no answer")
 	})
-	return func() { timer.Stop() }
+	return func() {
+		mu.Lock()
+		stopped = true
+		timer.Stop()
+		mu.Unlock()
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,4 +162,151 @@ func autoDo(t *testing.T, a *AutoTransport, req *http.Request) (proto, body stri
 		t.Fatalf("%s: reading the body: %v", req.URL, err)
 	}
 	return resp.Proto, string(b)
+}
+
+// splitOrigin is a test origin whose TCP server (net/http) and HTTP/3
+// server listen on different ports, the TCP responses advertising
+// altSvc(), which the test may change; the HTTP/3 server is reached
+// through a relay that can drop everything.
+type splitOrigin struct {
+	tcpLog, h3Log protoLog
+	tcpPort       int
+	h3Port        int // the HTTP/3 server's own port
+	relay         *udpRelay
+	altSvc        atomic.Value // string
+	h3Status      atomic.Int64 // status of HTTP/3 responses; 0 is 200
+	pool          *x509.CertPool
+	url           string
+}
+
+func newSplitOrigin(t *testing.T, h3Cert *tls.Certificate) *splitOrigin {
+	t.Helper()
+	cert, pool := testCert(t)
+	o := &splitOrigin{pool: pool}
+	o.altSvc.Store("")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.tcpPort = l.Addr().(*net.TCPAddr).Port
+	tcp := &http.Server{TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			o.tcpLog.add(r)
+			if v := o.altSvc.Load().(string); v != "" {
+				w.Header().Set("Alt-Svc", v)
+			}
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, r.Proto)
+		})}
+	go tcp.ServeTLS(l, "", "")
+	t.Cleanup(func() { tcp.Close() })
+	if h3Cert == nil {
+		h3Cert = &cert
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.h3Port = pc.LocalAddr().(*net.UDPAddr).Port
+	h3 := &Server{TLSConfig: &tls.Config{Certificates: []tls.Certificate{*h3Cert}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			o.h3Log.add(r)
+			io.Copy(io.Discard, r.Body)
+			if s := o.h3Status.Load(); s != 0 {
+				w.WriteHeader(int(s))
+			}
+			io.WriteString(w, r.Proto)
+		})}
+	go h3.Serve(pc)
+	t.Cleanup(func() { h3.Close(); pc.Close() })
+	o.relay = newUDPRelay(t, pc.LocalAddr().(*net.UDPAddr))
+	o.url = "https://127.0.0.1:" + strconv.Itoa(o.tcpPort)
+	return o
+}
+
+// advertise makes the TCP responses advertise the relay's port.
+func (o *splitOrigin) advertise() {
+	o.altSvc.Store(`h3=":` + strconv.Itoa(o.relay.port()) + `"`)
+}
+
+// udpRelay forwards datagrams between clients and a UDP server, one
+// upstream socket per client; drop makes it drop everything, both ways.
+type udpRelay struct {
+	pc     net.PacketConn
+	server *net.UDPAddr
+	drop   atomic.Bool
+	mu     sync.Mutex
+	flows  map[string]net.PacketConn
+}
+
+func newUDPRelay(t *testing.T, server *net.UDPAddr) *udpRelay {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &udpRelay{pc: pc, server: server, flows: make(map[string]net.PacketConn)}
+	t.Cleanup(func() {
+		pc.Close()
+		r.mu.Lock()
+		for _, up := range r.flows {
+			up.Close()
+		}
+		r.mu.Unlock()
+	})
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, addr, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if r.drop.Load() {
+				continue
+			}
+			r.mu.Lock()
+			up := r.flows[addr.String()]
+			if up == nil {
+				up, err = net.ListenPacket("udp", "127.0.0.1:0")
+				if err != nil {
+					r.mu.Unlock()
+					continue
+				}
+				r.flows[addr.String()] = up
+				go func(up net.PacketConn, client net.Addr) {
+					b := make([]byte, 65536)
+					for {
+						n, _, err := up.ReadFrom(b)
+						if err != nil {
+							return
+						}
+						if !r.drop.Load() {
+							pc.WriteTo(b[:n], client)
+						}
+					}
+				}(up, addr)
+			}
+			r.mu.Unlock()
+			up.WriteTo(buf[:n], server)
+		}
+	}()
+	return r
+}
+
+func (r *udpRelay) port() int { return r.pc.LocalAddr().(*net.UDPAddr).Port }
+
+// waitStats polls a's statistics until cond holds (or fails the test
+// after a minute: the events waited for take at most seconds).
+func waitStats(t *testing.T, a *AutoTransport, what string, cond func(AutoStats) bool) AutoStats {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := a.Stats()
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached; stats %+v", what, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -49,10 +49,11 @@ import (
 // next attempt is raced against TCP at once. A request whose HTTP/3
 // attempt failed before any of it was sent is sent over TCP
 // transparently, as is an idempotent request (GET, HEAD, OPTIONS, TRACE,
-// PUT, DELETE, with a body that can be sent again) on an HTTP/3
-// connection from which nothing at all was received for the longer of
-// RaceDelay and two probe timeouts after it was sent: the path died (for
-// example UDP became blocked), and the connection takes no new request.
+// PUT, DELETE, with a body that can be sent again) waiting for its
+// response on an HTTP/3 connection that has packets in flight but
+// receives nothing at all for the longer of RaceDelay and two probe
+// timeouts: the path died (for example UDP became blocked), the
+// alternative is marked broken and the connection closed.
 // When an origin's TCP connection cannot be made at all and no
 // alternative is known, the request tries HTTP/3 on the origin's own
 // host and port (RFC 9114, Section 3.1).
