@@ -98,6 +98,11 @@ func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	last := st.PacketsReceived
 	pto := st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
 	window := max(t.raceDelay(), 2*pto)
+	if !handshakeDone(a.cc.qc) {
+		// A request in 0-RTT: no RTT sample yet, and the race delay is
+		// what a handshake is given.
+		window = max(t.raceDelay(), time.Millisecond)
+	}
 	var mu sync.Mutex
 	stopped := false
 	var timer *time.Timer

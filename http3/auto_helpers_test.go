@@ -208,7 +208,7 @@ func newSplitOrigin(t *testing.T, h3Cert *tls.Certificate) *splitOrigin {
 		t.Fatal(err)
 	}
 	o.h3Port = pc.LocalAddr().(*net.UDPAddr).Port
-	h3 := &Server{TLSConfig: &tls.Config{Certificates: []tls.Certificate{*h3Cert}},
+	h3 := &Server{TLSConfig: &tls.Config{Certificates: []tls.Certificate{*h3Cert}}, QUICConfig: &quic.Config{Allow0RTT: true},
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			o.h3Log.add(r)
 			io.Copy(io.Discard, r.Body)

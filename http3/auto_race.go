@@ -113,9 +113,12 @@ func (t *AutoTransport) dialAttempt(o origin, a *quicAttempt) {
 		if t.bg.Err() == nil {
 			// "A failed or blackholed QUIC attempt marks that
 			// alternative broken for the origin" (any handshake
-			// failure, a timeout included).
+			// failure, a timeout included): once, if the stall
+			// watchdog of a 0-RTT request did it already.
 			t.stats.quicFailures.Add(1)
-			t.markBroken(o, a.key.authority)
+			if !a.stalled.Load() {
+				t.markBroken(o, a.key.authority)
+			}
 		}
 		return
 	}

@@ -85,7 +85,9 @@ type AutoTransport struct {
 	// H3 is the HTTP/3 transport, for its other settings
 	// (MaxResponseHeaderBytes, DisableCompression, IdleConnTimeout,
 	// Allow0RTT, Dial, ...). Nil means a Transport with
-	// IdleConnTimeout 90 s, as http.DefaultTransport. Its
+	// IdleConnTimeout 90 s, as http.DefaultTransport, and Allow0RTT:
+	// GET and HEAD requests go in 0-RTT on connections that resume a
+	// session with a server that allows it (RFC 9001, Section 4.6). Its
 	// TLSClientConfig and QUICConfig are replaced by the fields above
 	// when those are set. It must not be used by anything else.
 	H3 *Transport
@@ -216,7 +218,7 @@ func (t *AutoTransport) init() error {
 		t.attempts = make(map[attemptKey]*quicAttempt)
 		t.h3 = t.H3
 		if t.h3 == nil {
-			t.h3 = &Transport{IdleConnTimeout: defaultAutoIdleTimeout}
+			t.h3 = &Transport{IdleConnTimeout: defaultAutoIdleTimeout, Allow0RTT: true}
 		}
 		if t.TLSClientConfig != nil {
 			t.h3.TLSClientConfig = t.TLSClientConfig

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -441,5 +442,113 @@ func TestAutoHTTPSRecords(t *testing.T) {
 	}
 	if st := a.Stats(); st.HTTPSLookups != 1 || st.HTTPSLookupErrors != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A QUIC connection that resumes a session sends GET in 0-RTT, at once,
+// where the server allows it.
+func TestAuto0RTT(t *testing.T) {
+	cert, pool := testCert(t)
+	var mu sync.Mutex
+	var early []bool
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		early = append(early, r.ProtoMajor == 3 && !r.TLS.HandshakeComplete)
+		mu.Unlock()
+		io.WriteString(w, r.Proto)
+	})
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
+	s := &DualServer{H3: &Server{Handler: h, TLSConfig: tc, QUICConfig: &quic.Config{Allow0RTT: true}},
+		HTTP: &http.Server{Addr: "127.0.0.1:0"}}
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	defer s.Close()
+	url := "https://127.0.0.1:" + strconv.Itoa(s.TCPAddr().(*net.TCPAddr).Port) + "/"
+	a := newAuto(t, pool)
+	autoGet(t, a, url)
+	if proto, _ := autoGet(t, a, url); proto != "HTTP/3.0" {
+		t.Fatalf("second request: %s", proto)
+	}
+	a.mu.Lock()
+	var first *quicAttempt
+	for _, x := range a.attempts {
+		first = x
+	}
+	a.mu.Unlock()
+	version := first.cc.qc.ConnectionState().Version.String()
+	for i := 0; ; i++ {
+		if _, ok := a.h3.sessionCache().Get("127.0.0.1|" + version); ok {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("no session ticket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.CloseIdleConnections()
+	waitClosed(t, first.cc.qc, "CloseIdleConnections")
+	if proto, _ := autoGet(t, a, url); proto != "HTTP/3.0" {
+		t.Fatalf("resumed: %s", proto)
+	}
+	a.mu.Lock()
+	var second *quicAttempt
+	for _, x := range a.attempts {
+		second = x
+	}
+	a.mu.Unlock()
+	<-second.cc.qc.HandshakeComplete()
+	if second == first || !second.cc.qc.ConnectionState().Used0RTT {
+		t.Fatal("the resumed connection did not use 0-RTT")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) != 3 || early[1] {
+		t.Fatalf("requests in 0-RTT: %v", early)
+	}
+}
+
+// A GET sent in 0-RTT on a resumed connection whose UDP is dropped goes
+// over TCP after RaceDelay (the stall watchdog, without waiting for the
+// handshake timeout), and the alternative is broken once.
+func TestAuto0RTTBlackholed(t *testing.T) {
+	o := newSplitOrigin(t, nil)
+	o.advertise()
+	a := newAuto(t, o.pool)
+	a.RaceDelay = 50 * time.Millisecond
+	autoGet(t, a, o.url+"/")
+	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/3.0" {
+		t.Fatalf("second request: %s", proto)
+	}
+	a.mu.Lock()
+	var first *quicAttempt
+	for _, x := range a.attempts {
+		first = x
+	}
+	a.mu.Unlock()
+	version := first.cc.qc.ConnectionState().Version.String()
+	for i := 0; ; i++ {
+		if _, ok := a.h3.sessionCache().Get("127.0.0.1|" + version); ok {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("no session ticket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.CloseIdleConnections()
+	waitClosed(t, first.cc.qc, "CloseIdleConnections")
+	o.relay.drop.Store(true)
+	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/2.0" {
+		t.Fatalf("blackholed 0-RTT: %s", proto)
+	}
+	st := a.Stats()
+	if st.Stalls != 1 || st.Fallbacks != 1 || st.BrokenMarks != 1 || st.QUICAttempts != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	waitStats(t, a, "handshake failure", func(s AutoStats) bool { return s.QUICFailures == 1 })
+	if st := a.Stats(); st.BrokenMarks != 1 {
+		t.Fatalf("marked twice: %+v", st)
 	}
 }
