@@ -183,9 +183,11 @@ func Handler(root string) http.Handler {
 }
 
 // AltSvc advertises HTTP/3 on port in every response (RFC 7838; RFC 9114,
-// Section 3.1.1).
+// Section 3.1.1), with http3's default lifetime.
 func AltSvc(h http.Handler, port int) http.Handler {
-	v := fmt.Sprintf(`h3=":%d"; ma=86400`, port)
+	hdr := make(http.Header)
+	(&http3.Server{Addr: ":" + strconv.Itoa(port)}).SetQUICHeaders(hdr)
+	v := hdr.Get("Alt-Svc")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Alt-Svc", v)
 		h.ServeHTTP(w, r)
