@@ -85,22 +85,22 @@ func canReplay(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
-// watch guards a request on a's connection until stop: if the
-// connection has packets in flight and nothing at all arrives on it for
-// the longer of RaceDelay and two probe timeouts (RFC 9002, Section
-// 6.2.1) while the request waits for its response, the path is dead (a
-// live peer acknowledges within its max_ack_delay): the alternative is
+// watch guards a request on a's connection until stop. If the path stops
+// answering while the request waits for its response, the alternative is
 // marked broken and the connection closed, so that its requests go over
-// TCP. A connection with nothing in flight (a server still thinking, its
-// acknowledgments in) is not judged.
+// TCP: on a connection whose handshake is done, when two probe timeouts
+// in a row fired without an acknowledgment (ConnectionStats.PTOCount,
+// RFC 9002, Section 6.2.1; a live peer acknowledges within its
+// max_ack_delay, even while it prepares the response); on a connection
+// that sent the request in 0-RTT, when nothing at all came back within
+// RaceDelay, the time a handshake is given. The connection is looked at
+// every RaceDelay or two probe timeouts, whichever is longer.
 func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	st := a.cc.qc.Stats()
-	last := st.PacketsReceived
 	pto := st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
 	window := max(t.raceDelay(), 2*pto)
 	if !handshakeDone(a.cc.qc) {
-		// A request in 0-RTT: no RTT sample yet, and the race delay is
-		// what a handshake is given.
+		// No RTT sample yet.
 		window = max(t.raceDelay(), time.Millisecond)
 	}
 	var mu sync.Mutex
@@ -110,13 +110,16 @@ func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	defer mu.Unlock()
 	timer = time.AfterFunc(window, func() {
 		st := a.cc.qc.Stats()
+		dead := st.PTOCount >= 2
+		if !handshakeDone(a.cc.qc) {
+			dead = st.PacketsReceived == 0
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
 			return
 		}
-		if st.PacketsReceived != last || st.BytesInFlight == 0 {
-			last = st.PacketsReceived
+		if !dead {
 			timer.Reset(window)
 			return
 		}

@@ -50,9 +50,10 @@ import (
 // attempt failed before any of it was sent is sent over TCP
 // transparently, as is an idempotent request (GET, HEAD, OPTIONS, TRACE,
 // PUT, DELETE, with a body that can be sent again) waiting for its
-// response on an HTTP/3 connection that has packets in flight but
-// receives nothing at all for the longer of RaceDelay and two probe
-// timeouts: the path died (for example UDP became blocked), the
+// response on an HTTP/3 connection whose path stopped answering (two
+// probe timeouts in a row without an acknowledgment, looked at every
+// RaceDelay; for a request in 0-RTT, nothing at all back within
+// RaceDelay): the path died (for example UDP became blocked), the
 // alternative is marked broken and the connection closed.
 // When an origin's TCP connection cannot be made at all and no
 // alternative is known, the request tries HTTP/3 on the origin's own

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/internal/certs"
+	"github.com/quicstack/quic/internal/netem"
 )
 
 // An origin served over both protocols with Alt-Svc: the first request
@@ -175,6 +176,7 @@ func TestAutoAltSvcNeedsAuthentication(t *testing.T) {
 // whose certificate (trusted, but for another name) does not is marked
 // broken, and the requests go over TCP.
 func TestAutoAlternativeMustProveOrigin(t *testing.T) {
+	t.Parallel() // seconds of handshake timeouts and closing periods
 	evil, _ := testCertFor(t, "evil.example")
 	o := newSplitOrigin(t, &evil)
 	pool := o.pool.Clone()
@@ -267,6 +269,7 @@ func testCertFor(t *testing.T, name string) (tls.Certificate, *x509.CertPool) {
 // for 5 minutes (no attempt, no wait), then tried again at once (raced
 // without delay), and broken for 10 minutes after a second failure.
 func TestAutoBlackholedAlternative(t *testing.T) {
+	t.Parallel() // seconds of handshake timeouts and closing periods
 	o := newSplitOrigin(t, nil)
 	o.advertise()
 	o.relay.drop.Store(true)
@@ -326,6 +329,7 @@ func TestAutoBlackholedAlternative(t *testing.T) {
 // GET on it is sent again over TCP once nothing came back, and the
 // alternative is broken; a POST without GetBody is not sent again.
 func TestAutoStalledConnection(t *testing.T) {
+	t.Parallel() // seconds of handshake timeouts and closing periods
 	o := newSplitOrigin(t, nil)
 	o.advertise()
 	a := newAuto(t, o.pool)
@@ -550,5 +554,60 @@ func TestAuto0RTTBlackholed(t *testing.T) {
 	waitStats(t, a, "handshake failure", func(s AutoStats) bool { return s.QUICFailures == 1 })
 	if st := a.Stats(); st.BrokenMarks != 1 {
 		t.Fatalf("marked twice: %+v", st)
+	}
+}
+
+// A race that TCP wins because UDP is slow (400 ms each way in the relay, less than the initial PTO):
+// the request goes over TCP after RaceDelay instead of waiting for the
+// QUIC handshake, which goes on; once it completes, the next request
+// takes the QUIC connection.
+func TestAutoRaceSlowUDP(t *testing.T) {
+	t.Parallel() // seconds of handshake timeouts and closing periods
+	o := newSplitOrigin(t, nil)
+	slow, err := netem.New(netem.Config{
+		Server:      &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: o.h3Port},
+		Link:        [2]netem.LinkConfig{{Delay: 400 * time.Millisecond}, {Delay: 400 * time.Millisecond}},
+		RecordBytes: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	o.altSvc.Store(`h3=":` + strconv.Itoa(slow.Addr().Port) + `"`)
+	a := newAuto(t, o.pool)
+	a.RaceDelay = 100 * time.Millisecond
+	autoGet(t, a, o.url+"/")
+	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/2.0" {
+		t.Fatalf("raced request over %s", proto)
+	}
+	st := a.Stats()
+	if st.Races != 1 || st.TCPWins != 1 || st.QUICWins != 0 || st.QUICFailures != 0 {
+		t.Fatalf("after the race: %+v", st)
+	}
+	// The handshake completes (800 ms of round trip later); the
+	// QUIC connection is kept and takes the next requests.
+	for i := 0; ; i++ {
+		a.mu.Lock()
+		var att *quicAttempt
+		for _, x := range a.attempts {
+			att = x
+		}
+		a.mu.Unlock()
+		if done, ok := att.finished(); done {
+			if !ok {
+				t.Fatalf("handshake failed: %v", att.hsErr)
+			}
+			break
+		}
+		if i == 3000 {
+			t.Fatal("handshake not done after a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/3.0" {
+		t.Fatalf("after the handshake: %s", proto)
+	}
+	if st := a.Stats(); st.QUICAttempts != 1 || st.HTTP3Responses != 1 {
+		t.Fatalf("stats %+v", st)
 	}
 }
