@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,11 +25,12 @@ import (
 // with the link's delay, and nftables rules in B to block UDP the ways
 // networks do.
 type nsOrigin struct {
-	p    *linkem.Pair
-	dual *DualServer
-	log  protoLog
-	pool *x509.CertPool
-	url  string
+	p        *linkem.Pair
+	dual     *DualServer
+	log      protoLog
+	pool     *x509.CertPool
+	url      string
+	noAltSvc atomic.Bool // the TCP responses do not advertise HTTP/3
 }
 
 // newNsOrigin makes the pair and serves both protocols on B's port 443.
@@ -54,6 +56,9 @@ func newNsOrigin(t testing.TB, link linkem.Params) *nsOrigin {
 	o := &nsOrigin{p: p, pool: pool, url: "https://" + addr}
 	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.noAltSvc.Load() {
+			w.Header().Del("Alt-Svc")
+		}
 		o.log.add(r)
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, r.Proto)
