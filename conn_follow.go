@@ -169,7 +169,9 @@ func (f *follower) run() {
 		if f.changed.Swap(false) {
 			backoff, notBefore = 0, time.Time{}
 		}
-		stalled := f.stalled.Swap(false)
+		// A path that answers again (its acknowledgments came) is not
+		// left.
+		stalled := f.stalled.Swap(false) && c.Stats().PTOCount >= followPTOs
 		remote = unmappedAddrPort(c.RemoteAddr()).Addr()
 		now, ok := f.env.routeSource(remote)
 		if !ok {
@@ -197,6 +199,9 @@ func (f *follower) run() {
 		f.moves.Add(1)
 		backoff, notBefore = 0, time.Time{}
 		src = now
+		// The probe timeouts of the old path, counted while the move
+		// ran, are no reason to move again.
+		f.stalled.Store(false)
 		if own != nil {
 			c.releaseTransport(own)
 		}

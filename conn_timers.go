@@ -41,6 +41,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.idleDeadline)
 	earliest(c.handshakeTimeout)
 	earliest(c.keepAliveDeadline())
+	earliest(c.pathProbeDeadline())
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
 	earliest(c.idleReleaseDeadline())
@@ -96,6 +97,9 @@ func (c *connState) handleTimeout(now time.Time) {
 	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
 		c.onKeepAlive()
 	}
+	if d := c.pathProbeDeadline(); !d.IsZero() && !now.Before(d) {
+		c.onPathProbe()
+	}
 	if d := c.idleReleaseDeadline(); !d.IsZero() && !now.Before(d) {
 		c.releaseIdle(now)
 	}
@@ -106,6 +110,7 @@ func (c *connState) handleTimeout(now time.Time) {
 // idle timeout period to be at least three times the current Probe Timeout
 // (PTO)" (RFC 9000, Section 10.1).
 func (c *connState) resetIdleTimer(now time.Time) {
+	c.lastReceived = now
 	if c.idleTimeout <= 0 {
 		c.idleDeadline = time.Time{}
 		return
