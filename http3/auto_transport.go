@@ -80,8 +80,14 @@ type AutoTransport struct {
 	// QUICConfig configures the QUIC connections. Nil means the defaults
 	// of quic.Config, except KeepAlivePeriod, 15 s, which keeps NAT
 	// bindings (some expire after 30 s of silence) and lets a dead
-	// path be noticed.
+	// path be noticed, and FollowNetwork (see DisableFollowNetwork).
 	QUICConfig *quic.Config
+
+	// DisableFollowNetwork turns off quic.Config.FollowNetwork, which is
+	// on by default: a QUIC connection moves to a new local socket by
+	// itself when the device changes networks (Wi-Fi to cellular and
+	// back) or its path stops answering, with its requests in progress.
+	DisableFollowNetwork bool
 
 	// H3 is the HTTP/3 transport, for its other settings
 	// (MaxResponseHeaderBytes, DisableCompression, IdleConnTimeout,
@@ -234,6 +240,9 @@ func (t *AutoTransport) init() error {
 		}
 		if c.KeepAlivePeriod == 0 {
 			c.KeepAlivePeriod = defaultAutoKeepAlive
+		}
+		if !t.DisableFollowNetwork {
+			c.FollowNetwork = true
 		}
 		t.h3.QUICConfig = c
 		t.initTCP()
