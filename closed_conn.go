@@ -173,7 +173,8 @@ func (t *Transport) endClosed(limit time.Duration) {
 	s.mu.Lock()
 	var last time.Time
 	for _, cc := range s.heap {
-		if cc.deadline.After(last) {
+		// A draining connection sends nothing: no reason to wait.
+		if cc.datagram != nil && cc.deadline.After(last) {
 			last = cc.deadline
 		}
 	}
@@ -235,16 +236,13 @@ func closedPop(h *[]*closedConn) *closedConn {
 
 // closeToRoutes ends a connection in the closing or draining state whose
 // CONNECTION_CLOSE datagram is built (or that sends none): its IDs route
-// to the closedConn it returns until the state's deadline. It returns nil,
-// changing nothing, when the Transport is closing: the connection then
-// waits out the state itself.
+// to the closedConn it returns until the state's deadline. When the
+// Transport is closing too, the record answers until Transport.Close
+// stops all of them (endClosed), so that Close waits for the closing
+// periods together, and for 5 seconds at most, rather than for each
+// connection's whole closing period in turn.
 func (c *Conn) closeToRoutes() *closedConn {
 	st := c.state
-	select {
-	case <-c.t.closing:
-		return nil
-	default:
-	}
 	cc := &closedConn{deadline: st.closing.deadline, transports: append([]*Transport{c.t}, c.extra...)}
 	if tr := st.obs.t; tr != nil {
 		cc.traceDone = tr.Done

@@ -23,6 +23,22 @@ import (
 // Application goroutines reach it only through streams, datagram queues
 // and the methods below. Multiple goroutines may invoke methods on a Conn
 // simultaneously.
+//
+// A connection ends when CloseWithError is called, the peer closes it, it
+// is idle for its idle timeout, its handshake times out, the peer resets
+// it, or its Transport closes (with an application close of code 0). From
+// then on every call in progress and every later one on the Conn and its
+// streams (AcceptStream, AcceptUniStream, OpenStreamSync,
+// OpenUniStreamSync, ReceiveDatagram, Drain, and the streams' Read and
+// Write) returns the connection's error at once: an *ApplicationError or a
+// *TransportError (Remote tells which side closed), an *IdleTimeoutError,
+// a *HandshakeTimeoutError or a *StatelessResetError, the cause of
+// Context too. A Read first returns the data that arrived before. What
+// was written and not yet acknowledged is discarded with the connection
+// ("an endpoint that sends a CONNECTION_CLOSE frame ... [discards] stream
+// data not yet delivered", RFC 9000, Section 10.2): Drain first to deliver
+// it. CloseWithError returns once the CONNECTION_CLOSE is sent, and at
+// once if the connection already ended; only the first close counts.
 type Conn struct {
 	t      *Transport
 	remote net.Addr
@@ -81,6 +97,10 @@ type Conn struct {
 	parkTimer   *time.Timer
 	parkAlarm   *parkAlarm // what parkTimer calls
 	closingSeen bool
+	// closedRec is what is left of the connection once its goroutine
+	// ended in the closing or draining state (closed_conn.go), set before
+	// its queue closes.
+	closedRec atomic.Pointer[closedConn]
 
 	// Requests of application goroutines to the run goroutine, guarded by
 	// mu: a close (the first one asked for) and migrations. hasRequest is
@@ -113,6 +133,10 @@ type inboundDatagram struct {
 type closeRequest struct {
 	code   ApplicationErrorCode
 	reason string
+	// refuse closes with the transport error CONNECTION_REFUSED rather
+	// than an application close (Listener.Close, for connections never
+	// accepted).
+	refuse bool
 }
 
 func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
@@ -128,14 +152,14 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	return c
 }
 
-// start runs the connection's goroutine around its state machine.
+// start runs the connection's goroutine around its state machine. The
+// Transport tracks c already (Transport.trackConn).
 func (c *Conn) start(st *connState) {
 	c.state = st
 	st.streams.wake = c.wake
 	st.handshakeCompleted = c.publishHandshake
 	c.started = time.Now()
 	c.t.stats.handshakesStarted.Add(1)
-	c.t.wg.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
 	if st.role == wire.RoleClient && c.config.FollowNetwork {
@@ -166,7 +190,7 @@ func (c *Conn) run(timer *time.Timer) {
 		if st.closeState == stateClosed {
 			c.finish(nil)
 			close(c.done)
-			c.t.wg.Done()
+			c.t.untrackConn(c)
 			return
 		}
 		d := st.nextDeadline(now)
@@ -174,12 +198,10 @@ func (c *Conn) run(timer *time.Timer) {
 			// Closing or draining: what is left answers for the
 			// connection, whose goroutine ends (closed_conn.go).
 			if st.closeState != stateActive && c.inbound.release() {
-				if cc := c.closeToRoutes(); cc != nil {
-					c.finish(cc)
-					close(c.done)
-					c.t.wg.Done()
-					return
-				}
+				c.finish(c.closeToRoutes())
+				close(c.done)
+				c.t.untrackConn(c)
+				return
 			}
 			if !c.handleClosing() && c.park(d) {
 				return
@@ -237,7 +259,10 @@ func (c *Conn) handleRequests() {
 	for _, fn := range fns {
 		fn()
 	}
-	if closeWanted {
+	switch {
+	case closeWanted && cr.refuse:
+		c.state.closeWithError(time.Now(), &wire.TransportError{Code: wire.ConnectionRefused, Reason: cr.reason})
+	case closeWanted:
 		c.state.closeApplication(time.Now(), cr.code, cr.reason)
 	}
 	for _, r := range migrations {
@@ -407,17 +432,16 @@ func (c *Conn) finish(cc *closedConn) {
 	}
 	var left func(*inboundDatagram)
 	if closed {
+		c.closedRec.Store(cc)
 		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
 	}
 	c.inbound.close(left)
 }
 
-// connGone counts a connection that ended, and closes a Transport that
-// waited for the last one.
+// connGone counts a connection that ended, its closed-connection record
+// included.
 func (t *Transport) connGone() {
-	if t.conns.Add(-1) == 0 && t.closeWhenIdle.Load() {
-		go t.Close()
-	}
+	t.conns.Add(-1)
 }
 
 // err returns why the connection ended, or nil while it is open.
@@ -555,7 +579,7 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // reason, which the peer receives in a CONNECTION_CLOSE frame. It returns
 // once the frame is sent, or immediately if the connection already ended.
 func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
-	c.request(&closeRequest{code, reason}, nil)
+	c.request(&closeRequest{code: code, reason: reason}, nil)
 	select {
 	case <-c.ctx.Done():
 	case <-c.done:

@@ -58,6 +58,12 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		return b
 	}
 	limit := c.maxDatagramSize
+	if c.earlyParams != nil && c.earlyParams.MaxUDPPayloadSize < uint64(limit) {
+		// While 0-RTT packets may be sent, datagrams stay within the
+		// remembered max_udp_payload_size (RFC 9000, Section 7.4.1;
+		// conn_early.go).
+		limit = int(c.earlyParams.MaxUDPPayloadSize)
+	}
 	if !c.addressValidated {
 		// "Prior to validating the client address, servers MUST NOT send
 		// more than three times as many bytes as the number of bytes they
@@ -125,6 +131,9 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		}
 	}
 	if len(b) == 0 {
+		if mode == sendAny && limit == c.maxDatagramSize && c.earlyParams == nil {
+			c.onNothingToSend(now)
+		}
 		return nil
 	}
 	if padDatagram && len(b) < min(minInitialPacketSize, limit) {
@@ -182,6 +191,26 @@ func (c *connState) sendMode(now time.Time) sendMode {
 		return sendAckOnly
 	}
 	return sendAny
+}
+
+// onNothingToSend tells the congestion controller that the connection is
+// application-limited: pollTransmit found nothing to send although the
+// window had room and the pacer let packets go. "When bytes in flight is
+// smaller than the congestion window and sending is not pacing limited,
+// the congestion window is underutilized. This can happen due to
+// insufficient application data or flow control limits. When this
+// occurs, the congestion window SHOULD NOT be increased in either slow
+// start or congestion avoidance." (RFC 9002, Section 7.8; RFC 9438,
+// Section 5.8; BBR's MarkConnectionAppLimited). Stream data held back by
+// flow control (the peer's MAX_DATA or MAX_STREAM_DATA) or by the peer's
+// stream limit sends nothing either and counts the same way. A sender
+// only waiting for the pacer is not application-limited: "A sender SHOULD
+// NOT consider itself application limited if it would have fully
+// utilized the congestion window without pacing delay" (Section 7.8);
+// sendMode then returns sendAckOnly and this is not called. The
+// controller ends the period itself when a packet sent fills the window.
+func (c *connState) onNothingToSend(now time.Time) {
+	c.cc.OnAppLimited(now, c.sent.BytesInFlight())
 }
 
 // appendPacket appends one packet of space s, of at most room bytes, and
@@ -303,6 +332,14 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	if ackEliciting {
 		c.lastAckEliciting = now
+		if c.idleRestartOnSend {
+			// "An endpoint also restarts its idle timer when sending an
+			// ack-eliciting packet if no other ack-eliciting packets
+			// have been sent since last receiving and processing a
+			// packet." (RFC 9000, Section 10.1)
+			c.idleRestartOnSend = false
+			c.resetIdleTimer(now)
+		}
 	}
 	return b[:start+len(sealed)]
 }
@@ -403,12 +440,13 @@ func (c *connState) appendFrames(now time.Time, b []byte, end int, s ackhandler.
 		if avail <= 0 {
 			break
 		}
-		off, data, _, ok := sp.crypto.send.nextFrame(avail)
+		off, n, _, ok := sp.crypto.send.nextFrame(avail)
 		if !ok {
 			break
 		}
-		b = wire.CryptoFrame{Offset: off, Data: data}.Append(b)
-		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(len(data))})
+		b = wire.CryptoFrame{Offset: off}.AppendHeader(b, n)
+		b = sp.crypto.send.appendData(b, off, n)
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(n)})
 	}
 	if s == ackhandler.SpaceApplication {
 		b = c.appendDatagramFrames(b, end)

@@ -189,13 +189,29 @@ func (m *streamsMap) addStream(s *stream) {
 // releaseIdle drops the map of a quiet connection that has no stream: a
 // map keeps its storage when emptied. It drops the copy of the sendable
 // queue too, which holds the streams it was last made of, finished ones
-// with their buffers among them (connection goroutine).
+// with their buffers among them (connection goroutine). The streams that
+// stay give back the chunk tables of their empty buffers (their chunks
+// went back as data was read or acknowledged): a quiet connection keeps
+// no buffer memory but for data still unread or unacknowledged.
 func (m *streamsMap) releaseIdle() {
 	m.mu.Lock()
 	if len(m.streams) == 0 {
 		m.streams = nil
 	}
+	var streams []*stream
+	if len(m.streams) > 0 {
+		streams = make([]*stream, 0, len(m.streams)) // once per quiet period
+		for _, s := range m.streams {
+			streams = append(streams, s)
+		}
+	}
 	m.mu.Unlock()
+	for _, s := range streams {
+		s.mu.Lock() // never while holding m.mu
+		s.recv.shrink()
+		s.send.shrink()
+		s.mu.Unlock()
+	}
 	m.sendableCopy = nil
 	m.retiredSizes = nil
 }
@@ -357,6 +373,10 @@ func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error 
 		return err
 	}
 	if s == nil {
+		// The stream is closed already, so its receiving part ended: all
+		// data up to the final size was read, or the peer reset it, or
+		// the application abandoned it (CancelRead). The frame carries
+		// nothing anyone will read; only its final size is checked.
 		return m.checkRetired(f.StreamID, f.Offset+uint64(len(f.Data)), f.Fin, wire.FrameTypeStream)
 	}
 	if m.c.rxPacketType == wire.PacketType0RTT {
@@ -466,6 +486,9 @@ func (m *streamsMap) noteAttention(s *stream, wake bool) {
 // markSendable queues s for sending, taking it from the parked streams.
 // Connection goroutine only.
 func (m *streamsMap) markSendable(s *stream) {
+	if s.held {
+		return // beyond the peer's stream limit (releaseHeld)
+	}
 	m.unpark(s)
 	if !s.inSendable {
 		s.inSendable = true
@@ -895,6 +918,12 @@ func (m *streamsMap) retire(s *stream) {
 	defer func() { // after m.mu is released: the tracer may write a file
 		if retired {
 			m.rememberFinalSize(s)
+			// Both buffers are empty now; the application may keep the
+			// Stream for a while, but not their chunk tables.
+			s.mu.Lock()
+			s.recv.shrink()
+			s.send.shrink()
+			s.mu.Unlock()
 			m.c.traceStreamClosed(s.id)
 		}
 	}()

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"sync"
@@ -39,6 +38,10 @@ type stream struct {
 	creditWait              bool
 	parkedAt                int
 	accepted                bool // the application accepted this peer-opened stream
+	// held, the connection goroutine's: opened in rejected 0-RTT beyond
+	// the server's real stream limit, the stream sends nothing until the
+	// limit rises (conn_early.go).
+	held bool
 
 	mu      sync.Mutex
 	connErr error // the connection ended
@@ -86,7 +89,7 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 	s.hasRecv = id.IsBidi() || !local
 	c := m.c
 	if s.hasRecv {
-		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow), recvBufDefaultMaxGaps)
+		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow))
 		s.recvFC = c.newStreamReceiver()
 	}
 	if s.hasSend {
@@ -135,11 +138,21 @@ func (s *stream) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
 		return err
 	}
 	if s.resetRecvd || s.readCanceled {
-		return nil // data nobody will read
+		// Data nobody will read: the peer reset the stream, or the
+		// application stopped reading (STOP_SENDING asks the peer to
+		// stop). Discarding it drops nothing the application could get.
+		return nil
 	}
+	// Acknowledged data is never dropped: push keeps all of the frame or
+	// fails, and a failure closes the connection. Flow control (above)
+	// keeps the data within the buffer's capacity, so only fragmentation
+	// can fail (errRecvFragmented, RFC 9000, Section 21.7).
 	if len(f.Data) > 0 {
-		if _, err := s.recv.push(f.Offset, f.Data); err != nil {
-			return nil // too fragmented: dropped; the peer retransmits
+		if _, err := s.recv.push(f.Offset, f.Data); err == errRecvFragmented {
+			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: wire.FrameTypeStream,
+				Reason: "stream data fragmented into more than 31 pieces within 3968 bytes (RFC 9000, Section 21.7)"}
+		} else if err != nil {
+			return &wire.TransportError{Code: wire.FlowControlError, FrameType: wire.FrameTypeStream, Reason: err.Error()}
 		}
 	}
 	// A channel operation per packet showed in profiles: only a waiting
@@ -310,7 +323,7 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) (_ []byte, 
 	}
 	// New data needs stream and connection credit; retransmissions do not.
 	newCredit := min(s.sendFC.Credit(), c.connSend.Credit())
-	off, data, fin, ok := s.send.nextFrameLimit(maxData, s.send.sentOffset()+newCredit)
+	off, n, fin, ok := s.send.nextFrameLimit(maxData, s.send.sentOffset()+newCredit)
 	if !ok {
 		// Blocked by flow control: stay sendable while the connection's
 		// limit blocks, so that MAX_DATA resumes the stream; wait for
@@ -318,15 +331,16 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) (_ []byte, 
 		// blocked by flow control must always resume.
 		return b, s.wantsToSend(), s.isDone()
 	}
-	if e := off + uint64(len(data)); e > s.sentEnd {
-		n := e - s.sentEnd
-		s.sendFC.OnSent(n)
-		c.connSend.OnSent(n)
+	if e := off + uint64(n); e > s.sentEnd {
+		added := e - s.sentEnd
+		s.sendFC.OnSent(added)
+		c.connSend.OnSent(added)
 		s.sentEnd = e
 	}
-	b = wire.StreamFrame{StreamID: s.id, Offset: off, Data: data, Fin: fin, HasLength: true}.Append(b)
+	b = wire.StreamFrame{StreamID: s.id, Offset: off, Fin: fin, HasLength: true}.AppendHeader(b, n)
+	b = s.send.appendData(b, off, n)
 	c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{
-		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(len(data)), Extra: boolToUint(fin),
+		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(n), Extra: boolToUint(fin),
 	})
 	return b, s.wantsToSend(), s.isDone()
 }
@@ -557,8 +571,9 @@ func (s *stream) write(p []byte) (int, error) {
 	}
 }
 
-// errWriteAfterClose is returned by Write after CloseWrite or Close.
-var errWriteAfterClose = errors.New("quic: write on a stream closed for writing")
+// errWriteAfterClose is returned by Write after CloseWrite or Close, and
+// by a Write they interrupt; it matches net.ErrClosed.
+var errWriteAfterClose error = &closedError{"quic: write on a stream closed for writing"}
 
 // waitFor blocks until ch is signalled or deadline passes.
 func waitFor(ch chan struct{}, deadline time.Time) error {
@@ -589,6 +604,8 @@ func (s *stream) closeWrite() error {
 	s.finQueued = true
 	s.send.close()
 	s.mu.Unlock()
+	// A Write blocked on a full buffer returns errWriteAfterClose.
+	notify(s.writeCh)
 	s.m.markAttention(s)
 	return nil
 }

@@ -205,9 +205,15 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 			}
 		}
 	}
-	// Counted before the stream exists, so that a retire cannot close
-	// the connection under this request.
-	cc.requestStarted()
+	// Counted before the stream exists (reserved since getConn), so that
+	// a retire cannot close the connection under this request.
+	cc.requestStarted(req)
+	if cc.goneAway() {
+		// "Endpoints MUST NOT initiate new requests ... after receipt of
+		// a GOAWAY frame" (RFC 9114, Section 5.2): a new connection.
+		cc.requestEnd(false)
+		return nil, nil, &retryableError{err: errGoaway, unsent: true}
+	}
 	str, err := cc.qc.OpenStream()
 	if err != nil && cc.qc.Context().Err() == nil {
 		if !mayRetire || !handshakeDone(cc.qc) {
@@ -228,7 +234,14 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 		}
 		return nil, nil, err
 	}
-	done := sync.OnceFunc(cc.requestDone)
+	if !cc.watch(str) {
+		// The GOAWAY came while the stream opened: nothing was sent.
+		str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		str.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		cc.requestDone()
+		return nil, nil, &retryableError{err: errGoaway, unsent: true}
+	}
+	done := sync.OnceFunc(func() { cc.unwatch(str); cc.requestDone() })
 	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
 	if err != nil {
 		cc.resetStream(str, ErrCodeInternalError)
@@ -329,6 +342,7 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 // request's httptrace.ClientTrace, and returns the final one.
 func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream, gate *continueGate) (*http.Response, error) {
 	defer gate.open(false) // a final response or an error: no body if not sent yet
+	defer cc.unwatch(str)  // a response: processed, whatever a GOAWAY says
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(str)
 	pooled := true
@@ -404,7 +418,7 @@ func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err er
 	cc.mu.Lock()
 	excluded := cc.goawayRecv && uint64(str.StreamID()) >= cc.goawayID
 	cc.mu.Unlock()
-	if excluded {
+	if excluded || refused(cc.qc) {
 		return &retryableError{err: err}
 	}
 	return err

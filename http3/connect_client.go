@@ -37,10 +37,11 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 		return nil, nil, err
 	}
 	ctx := req.Context()
-	cc, err := t.getConn(ctx, authorityOf(req), req.URL.Hostname())
+	cc, err := t.getConn(req, authorityOf(req), req.URL.Hostname())
 	if err != nil {
 		return nil, nil, err
 	}
+	defer cc.unreserve(req) // if the request did not start
 	select {
 	case <-cc.peerSettingsDone:
 	case <-cc.qc.Context().Done():

@@ -27,7 +27,35 @@ var ErrServerClosed = errors.New("http3: server closed")
 
 // A Server serves HTTP/3 requests over QUIC connections. Each request runs
 // in its own goroutine. The zero value with Handler set (nil means
-// http.DefaultServeMux) and TLSConfig set is ready to use.
+// http.DefaultServeMux) and TLSConfig set is ready to use. Multiple
+// goroutines may invoke methods on a Server simultaneously.
+//
+// Closing, as with net/http's Server:
+//   - Shutdown is graceful. It closes the listeners at once (connections
+//     not yet accepted are refused with CONNECTION_REFUSED, which tells
+//     their clients nothing was processed) and sends GOAWAY on every
+//     connection (RFC 9114, Section 5.2): requests on streams from its ID
+//     on are rejected with H3_REQUEST_REJECTED, for the client to retry
+//     elsewhere, and the requests below it run to completion. Each
+//     connection is closed with H3_NO_ERROR once its requests are done
+//     and their responses acknowledged (waiting 5 seconds at most for the
+//     acknowledgements), leaving the client a second to close it first.
+//     Shutdown returns nil when every connection is closed; if its
+//     context ends first, it closes the connections left with
+//     H3_NO_ERROR, as Close does, and returns the context's error.
+//   - Close is immediate: listeners and connections close with
+//     H3_NO_ERROR; handlers still running see their request's context
+//     cancelled, their body reads and response writes fail; Close does
+//     not wait for them.
+//   - After either, Serve, ServeListener, ListenAndServe and
+//     ListenAndServeTLS return ErrServerClosed, ServeConn closes the
+//     connections it is given, and the quic.Transports the server made
+//     are closed (see quic.Transport: closed connections answer their
+//     peers for up to 5 seconds). A Listener passed to ServeListener is
+//     closed, not its Transport.
+//   - IdleTimeout closes an idle connection the way Shutdown does: a
+//     GOAWAY first, so that a request racing the close is rejected and
+//     retried rather than lost.
 type Server struct {
 	// Handler handles requests; nil means http.DefaultServeMux.
 	Handler http.Handler
@@ -199,7 +227,8 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 }
 
 // Close closes the listeners and all connections immediately, with
-// H3_NO_ERROR.
+// H3_NO_ERROR, and returns once each connection has sent its
+// CONNECTION_CLOSE; it does not wait for the handlers (see Server).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.init()
@@ -209,20 +238,27 @@ func (s *Server) Close() error {
 	for l := range s.listeners {
 		ls = append(ls, l)
 	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	s.closeConns()
+	s.runCleanups()
+	s.workers.stop()
+	return nil
+}
+
+// closeConns closes every connection at once with H3_NO_ERROR.
+func (s *Server) closeConns() {
+	s.mu.Lock()
 	cs := make([]*serverConn, 0, len(s.conns))
 	for c := range s.conns {
 		cs = append(cs, c)
 	}
 	s.mu.Unlock()
-	for _, l := range ls {
-		l.Close()
-	}
 	for _, c := range cs {
 		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 	}
-	s.runCleanups()
-	s.workers.stop()
-	return nil
 }
 
 // runCleanups closes the Transports the server made.
@@ -236,11 +272,11 @@ func (s *Server) runCleanups() {
 	}
 }
 
-// Shutdown shuts the server down gracefully: it closes the listeners,
-// sends GOAWAY on every connection (RFC 9114, Section 5.2) so that clients
-// send new requests elsewhere, lets the requests in flight finish, and
-// closes each connection once it has none. It returns when all connections
-// are closed, or with ctx's error when ctx is done first.
+// Shutdown shuts the server down gracefully, as net/http's
+// Server.Shutdown does: GOAWAY, the requests accepted finish, then each
+// connection closes (see Server). It returns nil once every connection is
+// closed, or, if ctx ends first, closes those left and returns ctx's
+// error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.init()
@@ -279,6 +315,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.workers.stop()
 		return nil
 	case <-ctx.Done():
+		s.closeConns()
+		s.workers.stop()
 		return ctx.Err()
 	}
 }
@@ -346,27 +384,42 @@ func (sc *serverConn) requestDone() {
 // the requests in flight, and closes the connection.
 func (sc *serverConn) shutdown() {
 	sc.mu.Lock()
-	if !sc.goaway {
+	first := !sc.goaway
+	if first {
 		sc.goaway = true
 		if sc.accepted {
 			sc.goawayID = sc.lastID + 4
 		}
-		sc.mu.Unlock()
-		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(sc.goawayID)))
-		sc.mu.Lock()
 	}
-	go func() {
-		<-sc.qc.Context().Done()
+	id := sc.goawayID
+	sc.mu.Unlock()
+	sc.closeAfterGoaway(id, first)
+}
+
+// closeAfterGoaway closes the connection gracefully (RFC 9114, Section
+// 5.2): it sends GOAWAY with id (if send), lets the requests below id
+// finish and their responses (and the GOAWAY) arrive, and closes the
+// connection with H3_NO_ERROR, leaving the client a moment to close it
+// first. The requests from id on are rejected (serve) and the client
+// retries them elsewhere.
+func (sc *serverConn) closeAfterGoaway(id quic.StreamID, send bool) {
+	if send {
+		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(id)))
+	}
+	stop := context.AfterFunc(sc.qc.Context(), func() {
 		sc.mu.Lock()
 		sc.idle.Broadcast()
 		sc.mu.Unlock()
-	}()
+	})
+	defer stop()
+	sc.mu.Lock()
 	for sc.active > 0 && sc.qc.Context().Err() == nil {
 		sc.idle.Wait()
 	}
 	sc.mu.Unlock()
-	// The responses are written; wait until they arrived before the
-	// CONNECTION_CLOSE, which would discard what is still in flight.
+	// The responses and the GOAWAY are written; wait until they arrived
+	// before the CONNECTION_CLOSE, which would discard what is still in
+	// flight.
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
 	sc.qc.Drain(ctx)
 	cancel()
