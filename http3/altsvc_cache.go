@@ -140,10 +140,21 @@ func (c *altSvcCache) setAltSvc(origin, value string, age time.Duration) bool {
 		return false
 	}
 	now := c.now()
+	_, ps, _ := net.SplitHostPort(origin)
+	originPort, _ := strconv.Atoi(ps)
 	var keep []altEntry
 	if !clear {
 		for _, a := range alts {
 			if a.Protocol != NextProtoH3 || len(keep) == maxAltsPerOrigin {
+				continue
+			}
+			// "an attacker that can inject alternative services and
+			// listen at the advertised port is able to hijack an
+			// origin" (RFC 7838, Section 9.1): the certificate check
+			// guards the origin, and, as in Chromium, an origin on a
+			// port any local user may open (1024 and up) cannot send
+			// clients to a privileged one.
+			if originPort >= 1024 && a.Port < 1024 {
 				continue
 			}
 			life := a.MaxAge - age

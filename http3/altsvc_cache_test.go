@@ -77,6 +77,21 @@ func TestAltSvcCacheReplaceClearExpire(t *testing.T) {
 	}
 }
 
+// An origin on an unprivileged port cannot send clients to a privileged
+// one (RFC 7838, Section 9.1; Chromium's rule); the reverse is allowed.
+func TestAltSvcCachePrivilegedPorts(t *testing.T) {
+	c, _ := newTestCache(0)
+	high, low := originKey("example.com", 8443), originKey("example.com", 443)
+	c.setAltSvc(high, `h3=":443", h3=":1", h3=":8443"`, 0)
+	if got := authorities(c.candidates(high, "example.com")); !equalStrings(got, []string{"example.com:8443"}) {
+		t.Fatalf("from port 8443: %q", got)
+	}
+	c.setAltSvc(low, `h3=":443", h3=":8443"`, 0)
+	if got := authorities(c.candidates(low, "example.com")); !equalStrings(got, []string{"example.com:443", "example.com:8443"}) {
+		t.Fatalf("from port 443: %q", got)
+	}
+}
+
 // One origin's field never changes another's entry (RFC 7838, Section
 // 9): same host, other port; other host.
 func TestAltSvcCacheOriginsIsolated(t *testing.T) {

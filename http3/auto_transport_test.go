@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -609,5 +610,71 @@ func TestAutoRaceSlowUDP(t *testing.T) {
 	}
 	if st := a.Stats(); st.QUICAttempts != 1 || st.HTTP3Responses != 1 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Many requests at once to an origin the client knows offers HTTP/3 (a
+// slow handshake, so that they race): one QUIC connection is dialed, one
+// TCP connection made ahead, every request answered; then Close in the
+// middle of another burst ends them without hanging.
+func TestAutoConcurrent(t *testing.T) {
+	t.Parallel()
+	o := newSplitOrigin(t, nil)
+	slow, err := netem.New(netem.Config{
+		Server:      &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: o.h3Port},
+		Link:        [2]netem.LinkConfig{{Delay: 100 * time.Millisecond}, {Delay: 100 * time.Millisecond}},
+		RecordBytes: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	o.altSvc.Store(`h3=":` + strconv.Itoa(slow.Addr().Port) + `"`)
+	a := newAuto(t, o.pool)
+	a.RaceDelay = 20 * time.Millisecond
+	autoGet(t, a, o.url+"/")
+	a.CloseIdleConnections() // no TCP connection left: the race dials one
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, o.url+"/", nil)
+			resp, err := a.RoundTrip(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st := a.Stats(); st.QUICAttempts != 1 || st.HTTP2Responses+st.HTTP3Responses != n+1 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Close during a burst.
+	b := newAuto(t, o.pool)
+	b.RaceDelay = 20 * time.Millisecond
+	autoGet(t, b, o.url+"/")
+	for i := 0; i < n; i++ {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, o.url+"/", nil)
+			if resp, err := b.RoundTrip(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	time.Sleep(10 * time.Millisecond)
+	b.Close()
+	wg.Wait()
+	req, _ := http.NewRequest(http.MethodGet, o.url+"/", nil)
+	if _, err := b.RoundTrip(req); !errors.Is(err, ErrTransportClosed) {
+		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -27,7 +27,8 @@ type HTTPSRecord struct {
 	// NoDefaultALPN is set by "no-default-alpn": the endpoint does not
 	// offer HTTP/1.1 ("http/1.1", the default set of HTTPS RRs).
 	NoDefaultALPN bool
-	// Port is the "port" SvcParam, or 0 if absent: the origin's port.
+	// Port is the "port" SvcParam, or 0 if absent (or 0): the origin's
+	// port.
 	Port int
 	// Mandatory lists the keys of the "mandatory" SvcParam.
 	Mandatory []uint16
