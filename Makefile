@@ -7,6 +7,10 @@
 #   make demo    the README's main job: HTTP/3 server and client on loopback
 #   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
 #   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
+#   make paths-soak  the randomized path test (NAT rebinding, flaps,
+#                migration, attackers) over SEEDS seeds (default 5000)
+#   make netns-paths the NAT flap and rebinding sequence over real sockets
+#                in network namespaces (root; installs nftables if needed)
 
 GO       ?= go
 FUZZTIME ?= 30s
@@ -170,3 +174,21 @@ auto-latency: nftables
 	@log=$$(mktemp); H3_LATENCY=1 $(GO) test -count=1 -run '^TestNetnsLatencyTable$$' -v -timeout 20m ./http3 >$$log 2>&1; \
 	s=$$?; sed -n '/request latency/,/^---/p' $$log | sed 's/^ *auto_latency_linux_test.go:[0-9]*: //; s/^        //' | grep -v '^---'; \
 	if [ $$s -ne 0 ]; then tail -20 $$log; fi; rm -f $$log; exit $$s
+
+# The randomized path test of conn_sim_path_random_test.go over SEEDS
+# seeds (make test runs 200): every seed's failure is reported, with the
+# command that replays it alone (QUIC_PATH_SEED=n).
+SEEDS ?= 5000
+.PHONY: paths-soak netns-paths
+paths-soak:
+	@log=$$(mktemp); QUIC_PATH_SEEDS=$(SEEDS) QUIC_PATH_KEEPGOING=1 $(GO) test -count=1 -run 'TestSimPathRandom$$' -timeout 0 -v . >$$log 2>&1; \
+	s=$$?; if [ $$s -ne 0 ]; then grep -v -E '^(=== RUN|    --- PASS)' $$log | tail -200; else grep -E 'seeds:|^ok' $$log; fi; rm -f $$log; exit $$s
+
+# The client's NAT rebinds and flaps back during a transfer over a veth pair
+# between network namespaces (nftables SNAT); with the socket-layer tests
+# (ICMP errors, ECT(0)-dropping paths, IPv6 link-local). They run in
+# make test too when it runs as root; this target installs nftables with
+# apt-get when missing.
+netns-paths:
+	@command -v nft >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nftables; }
+	$(GO) test -count=1 -v -run 'TestNetns' .

@@ -45,6 +45,11 @@ type closedConn struct {
 	// with since it entered it.
 	received         atomic.Uint64
 	rxBytes, txBytes atomic.Uint64
+	// only, if valid, is the address the datagram goes to when the
+	// connection had not validated it: only datagrams from there count,
+	// and rxBytes and txBytes then are all the path received and was sent
+	// (connState.closingCounts).
+	only netip.AddrPort
 
 	deadline   time.Time
 	cids       []wire.ConnectionID
@@ -66,8 +71,12 @@ type closedConn struct {
 // Its keys are gone, so any datagram counts, and "such endpoints MUST
 // limit the cumulative size of packets it sends to three times the
 // cumulative size of the packets that are received" (the same section).
-func (cc *closedConn) handle(n, size int) {
-	if cc.datagram == nil {
+//
+// from is the sender, unmapped: when the connection's active path was not
+// validated, the datagram answers only datagrams from there, within three
+// times what that address sent (RFC 9000, Section 9.3.1).
+func (cc *closedConn) handle(n, size int, from netip.AddrPort) {
+	if cc.datagram == nil || cc.only.IsValid() && from != cc.only {
 		return
 	}
 	rx := cc.rxBytes.Add(uint64(size))
@@ -253,6 +262,11 @@ func (c *Conn) closeToRoutes() *closedConn {
 		cc.received.Store(st.closing.datagrams)
 		cc.rxBytes.Store(st.closing.rxBytes)
 		cc.txBytes.Store(st.closing.txBytes)
+		if p := st.activePath(); st.pathAllowance(p) >= 0 {
+			cc.only = p.addrs.remote
+			cc.rxBytes.Store(p.recv)
+			cc.txBytes.Store(p.sent)
+		}
 	}
 	st.localIDs.each(func(cid ConnectionID) { cc.cids = append(cc.cids, cid) })
 	for _, cid := range []wire.ConnectionID{st.origDstConnID, c.firstDstConnID} {

@@ -421,7 +421,7 @@ func (c *Conn) finish(cc *closedConn) {
 			c.t.handlers.remove(c.firstDstConnID, c)
 		}
 	}
-	c.t.resetTokens.update(c, c.resetTokens, nil)
+	c.forgetResetTokens()
 	c.dropParkTimer()
 	if !closed {
 		// A closed connection's tracer ends with its closing period.
@@ -433,7 +433,9 @@ func (c *Conn) finish(cc *closedConn) {
 	var left func(*inboundDatagram)
 	if closed {
 		c.closedRec.Store(cc)
-		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
+		left = func(d *inboundDatagram) {
+			cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data), d.addrs.remote)
+		}
 	}
 	c.inbound.close(left)
 }

@@ -83,7 +83,7 @@ func (c *Conn) enqueue(d inboundDatagram) bool {
 // without that, the connection is gone.
 func (c *Conn) handOver(d inboundDatagram) {
 	if cc := c.closedRec.Load(); cc != nil {
-		cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data))
+		cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data), d.addrs.remote)
 	} else {
 		c.t.stats.countDrop(DropUnknownConnection)
 	}

@@ -373,7 +373,11 @@ func (c *connState) receivedInitial() bool {
 // any other packet", and "MUST discard a Version Negotiation packet that
 // lists the QUIC version selected by the client."
 func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
-	if c.role != wire.RoleClient || c.receivedInitial() {
+	// "A client MUST discard any Version Negotiation packet if it has
+	// received and successfully processed any other packet, including an
+	// earlier Version Negotiation packet." (RFC 9000, Section 6.2) A
+	// Retry is such a packet.
+	if c.role != wire.RoleClient || c.receivedInitial() || c.hasRetried {
 		return
 	}
 	offered := c.version

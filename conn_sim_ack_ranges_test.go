@@ -16,7 +16,13 @@ import (
 // so the frames are legal. The connection processes the highest ranges,
 // ignores the rest, and the transfer completes.
 func TestSimAckManyRanges(t *testing.T) {
-	cfg := &Config{Congestion: func(congestion.ControllerConfig) congestion.Controller { return &fixedWindowCC{window: 4 << 20} }}
+	// Windows as large as the transfer, so that the whole of it is in
+	// flight at once whatever auto-tuning does.
+	cfg := &Config{
+		Congestion:                     func(congestion.ControllerConfig) congestion.Controller { return &fixedWindowCC{window: 4 << 20} },
+		InitialStreamReceiveWindow:     4 << 20,
+		InitialConnectionReceiveWindow: 8 << 20,
+	}
 	p := newSimPair(t, reassemblyLink, cfg, 91)
 	p.connect(t)
 	p.client.c.spaces[ackhandler.SpaceApplication].recv.SetMaxRanges(4000)

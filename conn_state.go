@@ -392,6 +392,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.cc = c.ccw
 	c.paths.init(true)
 	c.paths.list[0].addrs = p.path
+	c.paths.handshakeRemote = p.path.remote
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{

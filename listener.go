@@ -197,7 +197,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	cp := connParams{
 		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
 		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
-		statelessReset: l.t.resetter, seed: randomSeed(), ecn: l.t.sock.ecn(),
+		statelessReset: l.t.statelessResetter(), seed: randomSeed(), ecn: l.t.sock.ecn(),
 		initialSeal: seal, initialOpen: open,
 	}
 	v := l.checkToken(now, hdr, addr, &cp)
@@ -341,6 +341,12 @@ func (l *Listener) checkToken(now time.Time, hdr wire.LongHeader, addr net.Addr,
 	if err != nil {
 		// "If the token is invalid, the server SHOULD proceed as if the
 		// client did not have a validated address" (Section 8.1.3).
+		return tokenNone
+	}
+	// "Tokens that are provided in NEW_TOKEN frames ... SHOULD NOT be
+	// accepted multiple times." (Section 8.1.4)
+	if !l.t.TokenReplayGuard.UseToken(tok.ID, tok.IssuedAt.Add(newTokenTokenLifetime), now) {
+		l.t.stats.tokensReplayed.Add(1)
 		return tokenNone
 	}
 	cp.addressValidated = true

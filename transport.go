@@ -62,7 +62,9 @@ type Transport struct {
 	// StatelessResetKey derives stateless reset tokens
 	// (HMAC-SHA256 of the connection ID). Servers of a fleet that share
 	// it can reset connections another of them lost. Default: a random
-	// key per Transport, so resets work within its lifetime only.
+	// key per Transport, so resets work within its lifetime only; a
+	// Transport that carries another's connections
+	// (Listener.SetPreferredAddress, Conn.Migrate) takes that one's key.
 	StatelessResetKey []byte
 
 	// MaxHandshakes bounds the handshakes in progress on the listener;
@@ -84,6 +86,13 @@ type Transport struct {
 	// fleet that share it accept each other's tokens. Default: a random
 	// key per Transport.
 	TokenKey []byte
+
+	// TokenReplayGuard accepts each NEW_TOKEN token of TokenKey once
+	// (RFC 9000, Section 8.1.4); a token used again leaves the client's
+	// address unvalidated. Servers of a fleet sharing TokenKey need a
+	// guard they share to refuse tokens used on another server. Default:
+	// NewTokenReplayGuard(DefaultTokenReplayCapacity), for this Transport.
+	TokenReplayGuard TokenReplayGuard
 
 	// DisableGSO, DisableGRO and DisableECN turn off UDP segmentation
 	// offload, receive offload and ECN (RFC 9000, Section 13.4) on the
@@ -112,7 +121,8 @@ type Transport struct {
 	closed closedConns
 	// resetTokens routes stateless resets (reset_tokens.go).
 	resetTokens resetTokenMap
-	resetter    *handshake.StatelessResetter
+	resetKey    *resetKey  // shared with the Transports carrying its connections (reset_tokens.go)
+	resetMu     sync.Mutex // guards resetKey
 	listener    atomic.Pointer[Listener]
 	ownConn     bool
 
@@ -223,12 +233,7 @@ func (t *Transport) init() error {
 		if t.ConnectionIDGenerator == nil {
 			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
 		}
-		key := t.StatelessResetKey
-		if len(key) == 0 {
-			key = make([]byte, 32)
-			rand.Read(key)
-		}
-		t.resetter, t.initErr = handshake.NewStatelessResetter(key)
+		t.resetKey, t.initErr = newResetKey(t, t.StatelessResetKey)
 		if t.initErr != nil {
 			return
 		}
@@ -238,6 +243,9 @@ func (t *Transport) init() error {
 			rand.Read(tkey)
 		}
 		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
+		if t.TokenReplayGuard == nil {
+			t.TokenReplayGuard = NewTokenReplayGuard(DefaultTokenReplayCapacity)
+		}
 		if t.MaxHandshakes <= 0 {
 			t.MaxHandshakes = 1024
 		}
@@ -249,6 +257,7 @@ func (t *Transport) init() error {
 		t.sock = newSysConn(t.Conn, socketOptions{
 			disableGSO: t.DisableGSO, disableGRO: t.DisableGRO, disableECN: t.DisableECN,
 			disableBatch: t.DisableBatchIO, bufferSize: t.SocketBufferSize,
+			receiveDrops: &t.stats.receiveDrops,
 		})
 		t.wg.Add(1)
 		go t.readLoop()
@@ -277,7 +286,7 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		}
 		return true
 	} else if r.closed != nil {
-		r.closed.handle(datagramCount(len(d), segSize), len(d))
+		r.closed.handle(datagramCount(len(d), segSize), len(d), m.remote())
 		return false
 	}
 	if !wire.IsLongHeader(d[0]) {
@@ -358,7 +367,7 @@ func greaseVersion(random []byte, client wire.Version) wire.Version {
 // like a short-header packet, and rate-limited.
 func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, addr net.Addr) {
 	size := min(len(d)-1, 42)
-	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 {
+	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 || t.routedElsewhere(cid) {
 		return
 	}
 	bp := getPacketBuffer() // no allocation per garbage packet
@@ -366,7 +375,7 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	b := (*bp)[:size]
 	rand.Read(b[:size-wire.StatelessResetTokenLen])
 	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
-	token := t.resetter.Token(cid)
+	token := t.statelessResetter().Token(cid)
 	copy(b[size-wire.StatelessResetTokenLen:], token[:])
 	t.stats.resetsSent.Add(1)
 	t.writeTo(b, addr)
@@ -487,7 +496,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	tr := cfg.newTracer(c, true, dcid)
 	cp := connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
-		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.resetter,
+		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.statelessResetter(),
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 		tracer: tr, ecn: t.sock.ecn(),
 	}

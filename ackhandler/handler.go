@@ -128,6 +128,9 @@ type SentPacketHandler struct {
 	// (first_rtt_sample); hasFirstRTTSample reports that there was one.
 	firstRTTSample    time.Time
 	hasFirstRTTSample bool
+	// rttFloor: application data packets below it give no RTT sample
+	// (IgnoreRTTSamplesBefore).
+	rttFloor wire.PacketNumber
 
 	ecn ecnValidator
 
@@ -476,7 +479,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	// receiving an ACK frame that meets the following two conditions: the
 	// largest acknowledged packet number is newly acknowledged, and at
 	// least one of the newly acknowledged packets was ack-eliciting."
-	if largestNewly == largest && ackElicitingAcked {
+	if largestNewly == largest && ackElicitingAcked && (space != SpaceApplication || largestNewly >= h.rttFloor) {
 		var ackDelay time.Duration
 		// "an endpoint ... MAY ignore the acknowledgment delay for
 		// Initial packets, since these acknowledgments are not delayed by

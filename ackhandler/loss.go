@@ -361,6 +361,7 @@ func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
 		h.probes = 1
 	}
 	h.ptoCount++
+	h.ecn.onPTO()
 	h.setTimer(now)
 }
 
