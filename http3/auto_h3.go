@@ -94,7 +94,11 @@ func canReplay(req *http.Request) bool {
 // max_ack_delay, even while it prepares the response); on a connection
 // that sent the request in 0-RTT, when nothing at all came back within
 // RaceDelay, the time a handshake is given. The connection is looked at
-// every RaceDelay or two probe timeouts, whichever is longer.
+// every RaceDelay or two probe timeouts, whichever is longer. With
+// quic.Config.FollowNetwork, which moves the connection to a new socket
+// at two probe timeouts (a NAT that forgot the binding, a new network),
+// it takes three: the move, whose path validation takes a round trip,
+// comes first.
 func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	st := a.cc.qc.Stats()
 	pto := st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
@@ -103,6 +107,13 @@ func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 		// No RTT sample yet.
 		window = max(t.raceDelay(), time.Millisecond)
 	}
+	// With FollowNetwork, the connection moves to a new socket at two
+	// probe timeouts: the move, whose path validation takes a round
+	// trip, gets until the third before HTTP/3 is given up.
+	deadPTOs := 2
+	if t.h3.QUICConfig != nil && t.h3.QUICConfig.FollowNetwork {
+		deadPTOs = 3
+	}
 	var mu sync.Mutex
 	stopped := false
 	var timer *time.Timer
@@ -110,7 +121,7 @@ func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	defer mu.Unlock()
 	timer = time.AfterFunc(window, func() {
 		st := a.cc.qc.Stats()
-		dead := st.PTOCount >= 2
+		dead := st.PTOCount >= deadPTOs
 		if !handshakeDone(a.cc.qc) {
 			dead = st.PacketsReceived == 0
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,6 +32,9 @@ type nsOrigin struct {
 	pool     *x509.CertPool
 	url      string
 	noAltSvc atomic.Bool // the TCP responses do not advertise HTTP/3
+	// hold, if set, is waited for by requests to /hold before they are
+	// answered.
+	hold atomic.Pointer[chan struct{}]
 }
 
 // newNsOrigin makes the pair and serves both protocols on B's port 443.
@@ -61,6 +65,9 @@ func newNsOrigin(t testing.TB, link linkem.Params) *nsOrigin {
 		}
 		o.log.add(r)
 		io.Copy(io.Discard, r.Body)
+		if h := o.hold.Load(); h != nil && r.URL.Path == "/hold" {
+			<-*h
+		}
 		io.WriteString(w, r.Proto)
 	})
 	o.dual = &DualServer{H3: &Server{Handler: h, TLSConfig: tc}, HTTP: &http.Server{Addr: addr + ":443", Handler: h}}
@@ -241,5 +248,78 @@ func TestNetnsAutoUDPBlocked(t *testing.T) {
 				verdict, h3Time.Round(time.Millisecond), stallTime.Round(time.Millisecond), firstTime.Round(time.Millisecond),
 				later, brokenTime.Round(time.Millisecond))
 		})
+	}
+}
+
+// A NAT forgets the client's binding while an HTTP/3 request waits for
+// its response (the site's firewall drops the client's port from then
+// on): the path stops answering; FollowNetwork (on by default) moves the
+// connection to a new socket, whose path answers, and the request
+// completes over HTTP/3. The stall watchdog must not close the
+// connection and mark HTTP/3 broken while the move can still succeed.
+func TestNetnsAutoBindingLost(t *testing.T) {
+	o := newNsOrigin(t, linkem.Params{Delay: 40 * time.Millisecond})
+	a := o.auto(t)
+	timedGet(t, a, o.url+"/")
+	for i := 0; ; i++ {
+		if proto, _ := timedGet(t, a, o.url+"/"); proto == "HTTP/3.0" {
+			break
+		}
+		if i == 50 {
+			t.Fatal("never over HTTP/3")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.mu.Lock()
+	var qc *quic.Conn
+	for _, x := range a.attempts {
+		if done, ok := x.finished(); done && ok {
+			qc = x.cc.qc
+		}
+	}
+	a.mu.Unlock()
+	if qc == nil {
+		t.Fatal("no HTTP/3 connection")
+	}
+	port := qc.LocalAddr().(*net.UDPAddr).Port
+	release := make(chan struct{})
+	o.hold.Store(&release)
+	served := len(o.log.list())
+	type result struct {
+		proto string
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, o.url+"/hold", nil)
+		resp, err := a.RoundTrip(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		done <- result{proto: resp.Proto}
+	}()
+	for len(o.log.list()) == served {
+		time.Sleep(5 * time.Millisecond)
+	}
+	o.nft(t, fmt.Sprintf("table inet nat_gone {\n chain input {\n  type filter hook input priority 0; policy accept;\n  udp sport %d drop\n }\n}\n", port))
+	// The connection notices (path probes, then two probe timeouts) and
+	// moves; the response waits until it has.
+	deadline := time.Now().Add(time.Minute)
+	for qc.Stats().Migrations == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	r := <-done
+	if r.err != nil || r.proto != "HTTP/3.0" {
+		t.Fatalf("request across the lost binding: %s, %v; stats %+v", r.proto, r.err, a.Stats())
+	}
+	if st := a.Stats(); st.Stalls != 0 || st.BrokenMarks != 0 || qc.Stats().Migrations < 1 {
+		t.Fatalf("%d migrations, stats %+v", qc.Stats().Migrations, st)
+	}
+	if l := o.log.list(); len(l) != served+1 || l[served] != "HTTP/3.0" {
+		t.Fatalf("served after the binding was lost: %v", l[served:])
 	}
 }

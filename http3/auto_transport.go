@@ -51,7 +51,8 @@ import (
 // transparently, as is an idempotent request (GET, HEAD, OPTIONS, TRACE,
 // PUT, DELETE, with a body that can be sent again) waiting for its
 // response on an HTTP/3 connection whose path stopped answering (two
-// probe timeouts in a row without an acknowledgment, looked at every
+// probe timeouts in a row without an acknowledgment, three with
+// FollowNetwork, whose move to a new socket comes first; looked at every
 // RaceDelay; for a request in 0-RTT, nothing at all back within
 // RaceDelay): the path died (for example UDP became blocked), the
 // alternative is marked broken and the connection closed.
