@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -173,7 +174,7 @@ const (
 	AutoProtocol ProtocolPolicy = iota
 	// RequireHTTP3 uses HTTP/3 only: at an alternative the origin
 	// advertised, or else at the origin's own host and port. A request
-	// that cannot be sent so fails.
+	// that cannot be sent so fails, as does one for an "http" URL.
 	RequireHTTP3
 	// ForbidHTTP3 uses HTTP/2 or HTTP/1.1 over TCP only.
 	ForbidHTTP3
@@ -270,11 +271,19 @@ func (t *AutoTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, ErrTransportClosed
 	}
+	policy := t.policyOf(req)
 	if req.URL.Scheme != "https" {
+		if policy == RequireHTTP3 {
+			// "Because HTTP/3 does not use TCP, HTTP/3 cannot be
+			// used for direct access to the authoritative server for
+			// a resource identified by an "http" URI." (RFC 9114,
+			// Section 3.1.2)
+			closeBody(req)
+			return nil, fmt.Errorf("http3: RequireHTTP3 for a %q URL: HTTP/3 needs https", req.URL.Scheme)
+		}
 		return t.tcp.RoundTrip(req)
 	}
 	o := originOf(req)
-	policy := t.policyOf(req)
 	if policy != RequireHTTP3 && t.proxied(req) {
 		policy = ForbidHTTP3
 	}

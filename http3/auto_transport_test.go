@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,6 +140,16 @@ func TestAutoPolicy(t *testing.T) {
 	}
 	if got := tcpOnly.log.list(); len(got) != 0 {
 		t.Fatalf("the TCP server saw %q", got)
+	}
+	// RequireHTTP3 for an "http" URL fails: HTTP/3 needs "https".
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("RequireHTTP3 sent %s %s over plain HTTP", r.Method, r.URL)
+	}))
+	defer plain.Close()
+	req, _ = http.NewRequest("GET", plain.URL+"/", nil)
+	if resp, err := c.RoundTrip(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("RequireHTTP3 on an http URL: %s", resp.Proto)
 	}
 	if ForbidHTTP3.String() != "tcp" || RequireHTTP3.String() != "h3" || AutoProtocol.String() != "auto" {
 		t.Fatal("ProtocolPolicy names")
