@@ -72,6 +72,13 @@ func (t *AutoTransport) viaH3(req *http.Request, o origin, authority string, a *
 		}
 		return nil, re.err, h3Done, nil
 	}
+	var idle *quic.IdleTimeoutError
+	if errors.As(err, &idle) && req.Context().Err() == nil && idempotent(req) && canReplay(req) {
+		// Nothing came back for the idle timeout while the request
+		// waited (the keep-alive and path probes went unanswered):
+		// the path died before the watchdog looked, a stall as well.
+		t.stall(a, o)
+	}
 	if a.stalled.Load() && req.Context().Err() == nil && idempotent(req) {
 		if again, rerr := replayable(req); rerr == nil {
 			return nil, err, h3Fallback, again
@@ -134,12 +141,7 @@ func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 			timer.Reset(window)
 			return
 		}
-		if a.stalled.Swap(true) {
-			return
-		}
-		t.stats.stalls.Add(1)
-		t.markBroken(o, a.key.authority)
-		a.cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "no answer")
+		t.stall(a, o)
 	})
 	return func() {
 		mu.Lock()
@@ -147,4 +149,16 @@ func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 		timer.Stop()
 		mu.Unlock()
 	}
+}
+
+// stall records that a's path stopped answering, once: the alternative is
+// marked broken and the connection closed, so that its requests that can
+// be sent again go over TCP.
+func (t *AutoTransport) stall(a *quicAttempt, o origin) {
+	if a.stalled.Swap(true) {
+		return
+	}
+	t.stats.stalls.Add(1)
+	t.markBroken(o, a.key.authority)
+	a.cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "no answer")
 }

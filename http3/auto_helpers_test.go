@@ -150,6 +150,22 @@ func autoGet(t *testing.T, a *AutoTransport, url string) (proto, body string) {
 	return autoDo(t, a, req)
 }
 
+// untilH3 fetches url with a until a response comes over HTTP/3: with a
+// short RaceDelay, a handshake slower than that on a loaded machine loses
+// the race, and its connection takes the requests once it completes.
+func untilH3(t *testing.T, a *AutoTransport, url string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if proto, _ := autoGet(t, a, url); proto == "HTTP/3.0" {
+			return
+		}
+		if i == 500 {
+			t.Fatalf("%s: never over HTTP/3; stats %+v", url, a.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func autoDo(t *testing.T, a *AutoTransport, req *http.Request) (proto, body string) {
 	t.Helper()
 	resp, err := a.RoundTrip(req)

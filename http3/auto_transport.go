@@ -55,8 +55,9 @@ import (
 // probe timeouts in a row without an acknowledgment, three with
 // FollowNetwork, whose move to a new socket comes first; looked at every
 // RaceDelay; for a request in 0-RTT, nothing at all back within
-// RaceDelay): the path died (for example UDP became blocked), the
-// alternative is marked broken and the connection closed.
+// RaceDelay; or the connection's idle timeout): the path died (for
+// example UDP became blocked), the alternative is marked broken and the
+// connection closed.
 // When an origin's TCP connection cannot be made at all and no
 // alternative is known, the request tries HTTP/3 on the origin's own
 // host and port (RFC 9114, Section 3.1).

@@ -348,9 +348,7 @@ func TestAutoStalledConnection(t *testing.T) {
 	a.RaceDelay = 50 * time.Millisecond
 	a.QUICConfig = &quic.Config{HandshakeIdleTimeout: 20 * time.Second, MaxIdleTimeout: 2 * time.Second}
 	autoGet(t, a, o.url+"/")
-	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/3.0" {
-		t.Fatalf("before the block: %s", proto)
-	}
+	untilH3(t, a, o.url+"/")
 	o.relay.drop.Store(true)
 	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/2.0" {
 		t.Fatalf("after the block: %s", proto)
@@ -372,16 +370,39 @@ func TestAutoStalledConnection(t *testing.T) {
 	b := newAuto(t, o.pool)
 	b.QUICConfig = a.QUICConfig
 	autoGet(t, b, o.url+"/")
-	if proto, _ := autoGet(t, b, o.url+"/"); proto != "HTTP/3.0" {
-		t.Fatalf("second transport: %s", proto)
-	}
+	untilH3(t, b, o.url+"/")
 	o.relay.drop.Store(true)
+	tcpSeen := len(o.tcpLog.list())
 	req, _ := http.NewRequest(http.MethodPost, o.url+"/", io.NopCloser(strings.NewReader("once")))
 	if resp, err := b.RoundTrip(req); err == nil {
 		t.Fatalf("POST on a dead path answered over %s", resp.Proto)
 	}
-	if n := len(o.tcpLog.list()); n != 4 {
-		t.Fatalf("TCP server saw %d requests; want 4 (no POST)", n)
+	if n := len(o.tcpLog.list()); n != tcpSeen {
+		t.Fatalf("TCP server saw %d requests; want %d (no POST)", n, tcpSeen)
+	}
+}
+
+// An HTTP/3 connection whose path dies and that reaches its idle timeout
+// before the stall watchdog looks (here RaceDelay, the watchdog's period,
+// is longer than the idle timeout): a GET waiting on it is sent again over
+// TCP, as after a stall, and the alternative is broken.
+func TestAutoIdleTimeoutFallback(t *testing.T) {
+	t.Parallel() // a second of idle timeout
+	o := newSplitOrigin(t, nil)
+	o.advertise()
+	a := newAuto(t, o.pool) // RaceDelay 10 s
+	a.QUICConfig = &quic.Config{HandshakeIdleTimeout: 20 * time.Second, MaxIdleTimeout: time.Second}
+	autoGet(t, a, o.url+"/")
+	untilH3(t, a, o.url+"/")
+	o.relay.drop.Store(true)
+	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/2.0" {
+		t.Fatalf("after the block: %s", proto)
+	}
+	if st := a.Stats(); st.Stalls != 1 || st.Fallbacks != 1 || st.BrokenMarks != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/2.0" || a.Stats().BrokenSkips != 1 {
+		t.Fatalf("next request: %s, %+v", proto, a.Stats())
 	}
 }
 
@@ -534,9 +555,7 @@ func TestAuto0RTTBlackholed(t *testing.T) {
 	a := newAuto(t, o.pool)
 	a.RaceDelay = 50 * time.Millisecond
 	autoGet(t, a, o.url+"/")
-	if proto, _ := autoGet(t, a, o.url+"/"); proto != "HTTP/3.0" {
-		t.Fatalf("second request: %s", proto)
-	}
+	untilH3(t, a, o.url+"/")
 	a.mu.Lock()
 	var first *quicAttempt
 	for _, x := range a.attempts {
