@@ -22,9 +22,6 @@ import (
 	"github.com/quicstack/quic/internal/twolink"
 )
 
-// followSize is the download of the FollowNetwork tests: 50 MB.
-const followSize = 50 << 20
-
 // newTwoLink makes the wifi-and-cellular topology, or skips the test.
 func newTwoLink(t *testing.T, noWifi bool) *twolink.Net {
 	t.Helper()
