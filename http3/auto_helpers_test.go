@@ -36,6 +36,13 @@ func (l *protoLog) list() []string {
 	return append([]string(nil), l.protos...)
 }
 
+// altUsed returns the Alt-Used header of each request.
+func (l *protoLog) altUsed() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.altUse...)
+}
+
 func (l *protoLog) last() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -240,7 +240,7 @@ func TestAutoAltSvcMalformedAndIsolated(t *testing.T) {
 		t.Fatalf("localhost: %s", proto)
 	}
 	// The requests to the alternative name it (RFC 7838, Section 5).
-	if got := o.h3Log.altUse; len(got) != 1 || got[0] != "localhost:"+relay {
+	if got := o.h3Log.altUsed(); len(got) != 1 || got[0] != "localhost:"+relay {
 		t.Fatalf("Alt-Used %q", got)
 	}
 }
