@@ -60,14 +60,14 @@ func TestSimFollowPathProbe(t *testing.T) {
 			InitialStreamReceiveWindow: big, MaxStreamReceiveWindow: big, InitialConnectionReceiveWindow: big, MaxConnectionReceiveWindow: big}, 31)
 		p.connect(t)
 		step, lastRecv := simEndlessDownload(t, p)
-		end := p.sim.Now().Add(500 * time.Millisecond)
+		end := p.sim.Now().Add(300 * time.Millisecond)
 		p.run(t, time.Second, func() bool { step(); return !p.sim.Now().Before(end) })
 		// The path dies, both ways.
 		dead := p.sim.Now()
 		p.client.dropOut = func(time.Time, []byte) bool { return true }
 		p.server.dropOut = func(time.Time, []byte) bool { return true }
 		var probeAt, stallAt time.Time
-		end = dead.Add(5 * time.Second)
+		end = dead.Add(2 * time.Second)
 		p.run(t, 10*time.Second, func() bool {
 			step()
 			if probeAt.IsZero() && p.client.c.probes > 0 {
