@@ -7,6 +7,8 @@
 #   make demo    the README's main job: HTTP/3 server and client on loopback
 #   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
 #   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
+#   make contrib the modules under contrib/ (Prometheus collector, Redis anti-replay)
+#   make fleet   the multi-namespace fleet test (nftables balancer, three servers)
 #   make paths-soak  the randomized path test (NAT rebinding, flaps,
 #                migration, attackers) over SEEDS seeds (default 5000)
 #   make netns-paths the NAT flap and rebinding sequence over real sockets
@@ -18,11 +20,11 @@ BENCH    ?= .
 PKGS     ?= ./...
 INTEROP  := internal/interop
 
-.PHONY: all test fmt-check vet unit interop fuzz bench cover demo perf
+.PHONY: all test fmt-check vet unit interop contrib fuzz bench cover demo perf
 
 all: test
 
-test: fmt-check vet unit interop
+test: fmt-check vet unit interop contrib
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -37,9 +39,13 @@ vet:
 # both ends, so it has nothing to check there.
 # The FollowNetwork namespace tests download 50 MB without it (6 MB with).
 NORACE := Alloc|TestSimFullWindowLossBursts|TestNetnsFollow
+# go test's default 10-minute limit per package is a hang detector; on a
+# heavily loaded machine the root package's race run comes near it
+# (about 2 minutes on an idle 2-core machine), so the limit is 30 minutes.
+UNIT_TIMEOUT ?= 30m
 unit:
-	$(GO) test -race -count=1 $(PKGS)
-	$(GO) test -count=1 -run '$(NORACE)' $(PKGS)
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $(PKGS)
+	$(GO) test -count=1 -timeout $(UNIT_TIMEOUT) -run '$(NORACE)' $(PKGS)
 
 # The interop module (quic-go and x/net/quic as peers) has its own go.mod so
 # that the library's dependency list stays clean. It is tested when present,
@@ -51,6 +57,22 @@ interop:
 		cd $(INTEROP) && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
 		$(GO) test -count=1 -run '^(TestFeatures0RTTQuicGoClientOurServer|TestInteropCases)$$/^zerortt$$/^quic-go' ./...; \
 	else echo "interop: no $(INTEROP)/go.mod yet, skipping"; fi
+
+# The modules under contrib/ have their own go.mod, so that the library
+# does not depend on a Redis or Prometheus client. Their tests need
+# redis-server (Debian's redis-server, installed when missing) and
+# promtool (extracted from Debian's prometheus package into a cache
+# directory, without installing the package or its service).
+PROMTOOL_DIR ?= $(HOME)/.cache/quicstack-promtool
+contrib:
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+	@command -v promtool >/dev/null 2>&1 || [ -x $(PROMTOOL_DIR)/usr/bin/promtool ] || { \
+		mkdir -p $(PROMTOOL_DIR) && cd $(PROMTOOL_DIR) && { apt-get download prometheus || { apt-get update && apt-get download prometheus; }; } && dpkg-deb -x prometheus_*.deb . ; }
+	@for m in contrib/prometheus contrib/redis; do \
+		[ -f $$m/go.mod ] || continue; \
+		echo "== $$m"; \
+		(cd $$m && $(GO) vet ./... && PROMTOOL=$${PROMTOOL:-$$(command -v promtool || echo $(PROMTOOL_DIR)/usr/bin/promtool)} $(GO) test -race -count=1 ./...) || exit 1; \
+	done
 
 # Runs each fuzz target of each package for FUZZTIME. go test accepts only
 # one -fuzz target per invocation, so targets are listed first.
@@ -175,6 +197,32 @@ auto-latency: nftables
 	@log=$$(mktemp); H3_LATENCY=1 $(GO) test -count=1 -run '^TestNetnsLatencyTable$$' -v -timeout 20m ./http3 >$$log 2>&1; \
 	s=$$?; sed -n '/request latency/,/^---/p' $$log | sed 's/^ *auto_latency_linux_test.go:[0-9]*: //; s/^        //' | grep -v '^---'; \
 	if [ $$s -ne 0 ]; then tail -20 $$log; fi; rm -f $$log; exit $$s
+
+# The fleet tests (internal/fleettest, needs root): three servers of
+# example/fleet in network namespaces behind a balancer namespace running
+# the nftables ruleset of quiclb.NFTablesRuleset (a client moving
+# mid-download, 0-RTT on another server, a killed server's clients reset
+# by a live one), two processes sharing a port through a
+# quic.ReusePortGroup, and graceful restarts under load for
+# FLEET_RESTART_DURATION (default 60s). Installs Debian's nftables when
+# missing. Prints what happened.
+FLEET_RESTART_DURATION ?= 60s
+.PHONY: fleet
+fleet:
+	@command -v nft >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nftables; }
+	@log=$$(mktemp); FLEET=1 FLEET_RESTART_DURATION=$(FLEET_RESTART_DURATION) $(GO) test -count=1 -v -timeout 15m \
+		-run '^(TestFleet|TestTwoProcessesOnePort|TestRollingRestart)$$' ./internal/fleettest >$$log 2>&1; \
+	s=$$?; grep -E 'fleet: |^(--- |ok|FAIL|PASS)' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
+
+# Handshakes per second and bulk throughput of example/fleet with one
+# socket and with a ReusePortGroup (two sockets per generation), clients
+# on the same machine (internal/fleettest/measure_test.go).
+.PHONY: fleet-bench
+fleet-bench:
+	@log=$$(mktemp); FLEET_BENCH=1 $(GO) test -count=1 -v -timeout 10m -run '^TestMeasureReusePort$$' ./internal/fleettest >$$log 2>&1; \
+	s=$$?; grep -E 'fleet: ' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: fleet: //'; \
+	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
 
 # The randomized path test of conn_sim_path_random_test.go over SEEDS
 # seeds (make test runs 200): every seed's failure is reported, with the

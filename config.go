@@ -141,6 +141,23 @@ type Config struct {
 	// Transport.DialEarly. Default false.
 	Allow0RTT bool
 
+	// AntiReplay, on a server with Allow0RTT, is the store that admits each
+	// session ticket to 0-RTT at most once, across every server sharing
+	// it (see AntiReplay): a replayed first flight then gets no 0-RTT,
+	// and its handshake continues in 1-RTT. 0-RTT is also declined for
+	// tickets issued more than AntiReplayWindow ago, and whenever the
+	// store fails or takes longer than AntiReplayTimeout to answer: a
+	// store outage costs 0-RTT, never a handshake. Default nil: 0-RTT is
+	// accepted for any valid ticket, as often as it is presented.
+	AntiReplay AntiReplay
+	// AntiReplayWindow is how long after a ticket's issue 0-RTT may be
+	// accepted with it, and so how long the store keeps its key.
+	// Default 1 hour.
+	AntiReplayWindow time.Duration
+	// AntiReplayTimeout bounds each question to the store; the
+	// connection's handshake waits that long at most. Default 50 ms.
+	AntiReplayTimeout time.Duration
+
 	// TokenStore, on a client, keeps the address tokens servers send in
 	// NEW_TOKEN frames and hands one to the next connection to the same
 	// server, which can then skip address validation (RFC 9000,

@@ -167,6 +167,6 @@ var (
 func publishStats(tr *quic.Transport) {
 	statsOf.Store(tr)
 	publishOnce.Do(func() {
-		expvar.Publish("quic", expvar.Func(func() any { return quicexpvar.Func(statsOf.Load())() }))
+		expvar.Publish("quic", quicexpvar.Func(func() quic.TransportStats { return statsOf.Load().Stats() }))
 	})
 }
