@@ -37,7 +37,8 @@ vet:
 # assertions of pooled code run once more without it, and so do the long
 # simulations (NORACE) that skip themselves under it: one goroutine drives
 # both ends, so it has nothing to check there.
-NORACE := Alloc|TestSimFullWindowLossBursts
+# The FollowNetwork namespace tests download 50 MB without it (6 MB with).
+NORACE := Alloc|TestSimFullWindowLossBursts|TestNetnsFollow
 # go test's default 10-minute limit per package is a hang detector; on a
 # heavily loaded machine the root package's race run comes near it
 # (about 2 minutes on an idle 2-core machine), so the limit is 30 minutes.
@@ -276,6 +277,19 @@ loadtest:
 .PHONY: bench-h3-hostile
 bench-h3-hostile:
 	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3
+# nftables, which the HTTP/3 fallback tests use to block UDP in network
+# namespaces (Debian's package; needs root). Without it they skip.
+.PHONY: nftables auto-latency
+nftables:
+	@command -v nft >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nftables; }
+
+# Request latency of http3.AutoTransport, net/http and http3.Transport side
+# by side over a 40 ms round trip (linkem), with both protocols available,
+# UDP dropped, UDP rejected and TCP only (needs root; about a minute).
+auto-latency: nftables
+	@log=$$(mktemp); H3_LATENCY=1 $(GO) test -count=1 -run '^TestNetnsLatencyTable$$' -v -timeout 20m ./http3 >$$log 2>&1; \
+	s=$$?; sed -n '/request latency/,/^---/p' $$log | sed 's/^ *auto_latency_linux_test.go:[0-9]*: //; s/^        //' | grep -v '^---'; \
+	if [ $$s -ne 0 ]; then tail -20 $$log; fi; rm -f $$log; exit $$s
 
 # Loads qlog files of real connections with qvis's own loading code
 # (internal/qlog/qvischeck, qvis commit 72c8c4b) under node; installs the

@@ -110,6 +110,11 @@ type Conn struct {
 	closeWanted bool
 	migrateReqs []migrateRequest
 	hasRequest  atomic.Bool
+	// loopFns are functions to run on the run goroutine, guarded by mu
+	// (Conn.onLoop); follow follows the network (conn_follow.go), nil
+	// without Config.FollowNetwork.
+	loopFns []func()
+	follow  *follower
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run
@@ -159,6 +164,9 @@ func (c *Conn) start(st *connState) {
 	c.t.stats.handshakesStarted.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
+	if st.role == wire.RoleClient && c.config.FollowNetwork {
+		c.startFollowing()
+	}
 	c.t.runConn(c)
 }
 
@@ -212,6 +220,9 @@ func (c *Conn) run(timer *time.Timer) {
 		select {
 		case <-timer.C:
 			st.handleTimeout(time.Now())
+			if c.follow != nil {
+				c.follow.checkPath()
+			}
 		case <-c.wakeCh: // datagrams queued, an application command, or the Transport closing
 		}
 	}
@@ -243,8 +254,13 @@ func (c *Conn) handleRequests() {
 	c.closeWanted = false
 	migrations := c.migrateReqs
 	c.migrateReqs = nil
+	fns := c.loopFns
+	c.loopFns = nil
 	c.hasRequest.Store(false)
 	c.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 	switch {
 	case closeWanted && cr.refuse:
 		c.state.closeWithError(time.Now(), &wire.TransportError{Code: wire.ConnectionRefused, Reason: cr.reason})

@@ -133,6 +133,12 @@ type connState struct {
 	// last ack-eliciting packet sent, which restarts the idle timer when
 	// it goes (RFC 9000, Section 10.1).
 	idleRestartOnSend bool
+	// Path probes (conn_path_probe.go): when a packet was last received,
+	// the probes sent since stream data last arrived, and the
+	// connection's received stream data then.
+	lastReceived time.Time
+	probes       int
+	probeData    uint64
 
 	// Closing (RFC 9000, Section 10.2).
 	closeState  closeState

@@ -46,6 +46,11 @@ type ConnectionStats struct {
 	// Migrations counts the moves to another network path (the client's
 	// or the server's view).
 	Migrations int
+	// PTOCount is the number of probe timeouts that fired in a row
+	// without an acknowledgment since (pto_count, RFC 9002, Section
+	// 6.2.1): 2 or more means that the path has not answered for two
+	// probe timeouts.
+	PTOCount int
 
 	// The fields below are set once the handshake completed.
 
@@ -76,6 +81,7 @@ func (c *connState) stats() ConnectionStats {
 		BytesLost: c.obs.bytesLost, BytesRetransmitted: c.obs.bytesRetransmitted, PacketsDropped: c.obs.dropped,
 		OpenStreams:     c.streams.openCount(),
 		MaxDatagramSize: c.maxDatagramSize, Migrations: c.paths.migrations,
+		PTOCount: c.sent.PTOCount(),
 	}
 	if c.oneRTT != nil {
 		s.KeyUpdates = c.oneRTT.Updates()

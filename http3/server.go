@@ -136,6 +136,11 @@ type Server struct {
 	// global logger (package log or slog.Default). See server_log.go for
 	// why *slog.Logger rather than a *log.Logger.
 	Logger *slog.Logger
+	// AltSvcMaxAge is the freshness lifetime, "ma", that SetQUICHeaders
+	// and DualServer advertise in Alt-Svc (RFC 7838, Section 3.1). Zero
+	// means 24 hours, Alt-Svc's own default; it is rounded down to
+	// whole seconds.
+	AltSvcMaxAge time.Duration
 
 	logs     serverLogState
 	workers  workerPool   // runs the handlers

@@ -205,7 +205,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, hup <-chan o
 		}
 		tcpSrv = &http.Server{
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				h3.SetQUICHeaders(w.Header()) // Alt-Svc: h3=":port"; ma=2592000
+				h3.SetQUICHeaders(w.Header()) // Alt-Svc: h3=":port"; ma=86400
 				handler.ServeHTTP(w, r)
 			}),
 			TLSConfig:         &tls.Config{GetCertificate: cert.get, KeyLogWriter: kl, NextProtos: []string{"h2", "http/1.1"}},

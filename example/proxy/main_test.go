@@ -203,7 +203,7 @@ func TestProxyProtocols(t *testing.T) {
 			t.Errorf("%s: %s %s %q", c.proto, resp.Proto, resp.Status, body)
 		}
 		if c.proto != "HTTP/3.0" {
-			if got, want := resp.Header.Get("Alt-Svc"), `h3=":`+port+`"; ma=2592000`; got != want {
+			if got, want := resp.Header.Get("Alt-Svc"), `h3=":`+port+`"; ma=86400`; got != want {
 				t.Errorf("%s: Alt-Svc %q, want %q", c.proto, got, want)
 			}
 		}

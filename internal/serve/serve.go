@@ -187,11 +187,11 @@ func Handler(root string) http.Handler {
 }
 
 // AltSvc advertises HTTP/3 on port in every response (RFC 7838; RFC 9114,
-// Section 3.1.1), with the value http3.Server.SetQUICHeaders gives (the
-// same max age, 30 days).
+// Section 3.1.1), with the value http3.Server.SetQUICHeaders gives
+// (http3's default lifetime, Server.AltSvcMaxAge: 24 hours).
 func AltSvc(h http.Handler, port int) http.Handler {
-	hdr := http.Header{}
-	(&http3.Server{Addr: fmt.Sprintf(":%d", port)}).SetQUICHeaders(hdr)
+	hdr := make(http.Header)
+	(&http3.Server{Addr: ":" + strconv.Itoa(port)}).SetQUICHeaders(hdr)
 	v := hdr.Get("Alt-Svc")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Alt-Svc", v)
