@@ -40,13 +40,21 @@ import (
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3"
 	"github.com/quicstack/quic/internal/certs"
+	"github.com/quicstack/quic/internal/cli"
 	"github.com/quicstack/quic/masque"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	err := run(ctx, os.Args[1:], os.Stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		// -h: the usage was printed.
+	case errors.As(err, new(*cli.UsageError)):
+		fmt.Fprintln(os.Stderr, "masque:", err)
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "masque:", err)
 		os.Exit(1)
 	}
@@ -64,16 +72,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	send := fs.String("send", "hello", "client: the payload to send")
 	get := fs.String("get", "", "client: an https URL to fetch over HTTP/3 through the proxy")
 	insecure := fs.Bool("insecure", false, "client: do not verify certificates")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	conf, kl, err := common.Setup()
+	if err != nil {
+		return err
+	}
+	if kl != nil {
+		defer kl.Close()
+	}
 	switch {
 	case *listen != "":
-		return runProxy(ctx, *listen, *certFile, *keyFile, *allowLoopback, *token, out)
+		return runProxy(ctx, *listen, *certFile, *keyFile, *allowLoopback, *token, conf, kl, out)
 	case *proxyURL != "" && (*target != "" || *get != ""):
 		c := &masque.Client{
 			Template:        *proxyURL + masque.DefaultTemplate,
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: *insecure},
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: *insecure, KeyLogWriter: kl},
+			QUICConfig:      conf,
 		}
 		if *token != "" {
 			c.Header = http.Header{"Proxy-Authorization": {"Bearer " + *token}}
@@ -82,7 +99,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if *get != "" {
-			return fetch(ctx, c, *get, *insecure, out)
+			return fetch(ctx, c, *get, *insecure, conf, kl, out)
 		}
 		return sendUDP(ctx, c, *target, *send, out)
 	}
@@ -91,7 +108,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // runProxy serves the proxy until ctx ends.
-func runProxy(ctx context.Context, addr, certFile, keyFile string, allowLoopback bool, token string, out io.Writer) error {
+func runProxy(ctx context.Context, addr, certFile, keyFile string, allowLoopback bool, token string, conf *quic.Config, keyLog io.Writer, out io.Writer) error {
 	var cert tls.Certificate
 	var err error
 	if certFile != "" {
@@ -119,7 +136,7 @@ func runProxy(ctx context.Context, addr, certFile, keyFile string, allowLoopback
 			return nil
 		}
 	}
-	srv := &http3.Server{Handler: p, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	srv := &http3.Server{Handler: p, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, KeyLogWriter: keyLog}, QUICConfig: conf}
 	masque.ConfigureServer(srv)
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
@@ -164,7 +181,7 @@ func sendUDP(ctx context.Context, c *masque.Client, target, payload string, out 
 }
 
 // fetch GETs rawURL over HTTP/3, its QUIC connection in a tunnel.
-func fetch(ctx context.Context, c *masque.Client, rawURL string, insecure bool, out io.Writer) error {
+func fetch(ctx context.Context, c *masque.Client, rawURL string, insecure bool, conf *quic.Config, keyLog io.Writer, out io.Writer) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return err
@@ -179,9 +196,13 @@ func fetch(ctx context.Context, c *masque.Client, rawURL string, insecure bool, 
 	}
 	qt := &quic.Transport{Conn: tunnel}
 	defer qt.Close()
+	// The tunneled connection starts at QUIC's least packet size, which
+	// fits in one DATAGRAM frame of the tunnel.
+	inner := *conf
+	inner.InitialPacketSize = 1200
 	tr := &http3.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure},
-		QUICConfig:      &quic.Config{InitialPacketSize: 1200},
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure, KeyLogWriter: keyLog},
+		QUICConfig:      &inner,
 		Dial: func(ctx context.Context, addr string, tc *tls.Config, qc *quic.Config) (*quic.Conn, error) {
 			return qt.Dial(ctx, tunnel.RemoteAddr(), tc, qc)
 		},

@@ -37,8 +37,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3"
 	"github.com/quicstack/quic/internal/certs"
+	"github.com/quicstack/quic/internal/cli"
 	"github.com/quicstack/quic/webtransport"
 )
 
@@ -48,12 +50,20 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:4433", "UDP address to serve on")
 	dial := flag.String("dial", "", "URL of a WebTransport echo server to run the client against")
 	insecure := flag.Bool("insecure", false, "client: do not verify the server's certificate")
+	common := cli.AddCommon(flag.CommandLine) // -cc, -qlog, -keylog
 	flag.Parse()
-	var err error
+	conf, kl, err := common.Setup()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "webtransport:", err)
+		os.Exit(2)
+	}
+	if kl != nil {
+		defer kl.Close()
+	}
 	if *dial != "" {
-		err = runClient(ctx, *dial, *insecure, os.Stdout)
+		err = runClient(ctx, *dial, *insecure, conf, kl, os.Stdout)
 	} else {
-		err = runServer(ctx, *listen, os.Stdout)
+		err = runServer(ctx, *listen, conf, kl, os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webtransport:", err)
@@ -62,7 +72,7 @@ func main() {
 }
 
 // runServer serves the echo and the page until ctx ends.
-func runServer(ctx context.Context, addr string, out io.Writer) error {
+func runServer(ctx context.Context, addr string, conf *quic.Config, keyLog io.Writer, out io.Writer) error {
 	cert, _, err := certs.SelfSigned(certs.DefaultHosts...)
 	if err != nil {
 		return err
@@ -86,7 +96,7 @@ func runServer(ctx context.Context, addr string, out io.Writer) error {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, strings.Replace(page, "HASH", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(hash[:])), ","), "[]"), 1))
 	})
-	srv := &http3.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	srv := &http3.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, KeyLogWriter: keyLog}, QUICConfig: conf}
 	wt.ConfigureServer(srv)
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
@@ -152,10 +162,10 @@ func Echo(sess *webtransport.Session) {
 
 // runClient echoes a stream of each kind and a datagram through the
 // server at url.
-func runClient(ctx context.Context, url string, insecure bool, out io.Writer) error {
+func runClient(ctx context.Context, url string, insecure bool, conf *quic.Config, keyLog io.Writer, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	d := &webtransport.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure}}
+	d := &webtransport.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure, KeyLogWriter: keyLog}, QUICConfig: conf}
 	defer d.Close()
 	_, sess, err := d.Dial(ctx, url, nil)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // quicPrograms are the programs that make QUIC connections: each accepts
 // the common flags -cc, -qlog and -keylog with the same help text.
-var quicPrograms = []string{"client", "server", "perf", "bench", "demo", "proxy"}
+var quicPrograms = []string{"client", "server", "perf", "bench", "demo", "proxy", "masque", "webtransport"}
 
 // Every program that makes QUIC connections accepts -cc, -qlog and
 // -keylog the same way (cli.AddCommon); ccsim, which simulates, takes
@@ -53,6 +53,19 @@ func TestCommonFlags(t *testing.T) {
 			}
 		}
 	}
+	// fleet's server subcommand.
+	p := filepath.Join(bin, "fleet")
+	build := exec.Command("go", "build", "-o", p, "./example/fleet")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build fleet: %v\n%s", err, out)
+	}
+	out, _ := exec.Command(p, "serve", "-h").CombinedOutput()
+	for _, want := range []string{"-cc string\n    \t" + cli.CCUsage, "-qlog dir\n", "-keylog file\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("fleet serve -h lacks %q:\n%s", want, out)
+		}
+	}
 	if h := help("ccsim"); !strings.Contains(h, "-cc string") {
 		t.Errorf("ccsim -h lacks -cc:\n%s", h)
 	}
@@ -62,7 +75,7 @@ func TestCommonFlags(t *testing.T) {
 // to the common flags, with the reason.
 var notCommon = map[string]string{
 	"ccsim": "a simulator: it takes -cc for the controllers it simulates (TestCommonFlags), makes no real connections and writes no qlog or key log",
-	"fleet": "the fleet server (issue 26), with subcommands and flags of its own (-cert, -key, -secret ...); not yet given -cc/-qlog/-keylog (left to its owner)",
+	"fleet": "a program of subcommands (nft, serve ...) whose -h lists the subcommands: its serve subcommand takes the common flags (checked in TestCommonFlags)",
 }
 
 // quicPrograms lists every program under example/ that imports the
