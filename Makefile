@@ -6,6 +6,7 @@
 #   make cover   test coverage report (coverage.out, coverage.html)
 #   make demo    the README's main job: HTTP/3 server and client on loopback
 #   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
+#   make flood   legitimate clients' handshakes under floods of Initials
 
 GO       ?= go
 FUZZTIME ?= 30s
@@ -125,3 +126,15 @@ interop-aioquic:
 # namespace with only loopback. Needs root; not part of make test.
 interop-chromium:
 	bash internal/interop/chromium/run.sh
+
+# Legitimate clients' handshake times, and the server's memory, while a
+# child process floods the server (default configuration) with 10,000
+# client Initials per second of each kind: valid ClientHellos, ones that
+# fail at once, and garbage with a valid-looking header
+# (internal/interop/flood_test.go; FLOOD_KINDS, FLOOD_RATE and
+# FLOOD_CLIENTS change the run). About a minute.
+.PHONY: flood
+flood:
+	@log=$$(mktemp); cd $(INTEROP) && FLOOD=1 $(GO) test -count=1 -run '^TestFlood$$' -timeout 20m -v . >$$log 2>&1; \
+	s=$$?; sed -n '/^ *| flood/,/CPUs/p' $$log | sed 's/^ *//'; grep -E '^\s+flood_test.go:[0-9]+: .*(failed|median)' $$log; \
+	if [ $$s -ne 0 ] && ! grep -q '| flood' $$log; then tail -30 $$log; fi; rm -f $$log; exit $$s

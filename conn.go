@@ -58,6 +58,10 @@ type Conn struct {
 	// it completes or fails (Listener.handshakeComplete); run goroutine
 	// only.
 	listener *Listener
+	// origin, on a server, is the listener that started the connection;
+	// a handshake that fails counts toward its Retry decision
+	// (listener_retry.go).
+	origin *Listener
 
 	// Paths (conn_migrate.go): more Transports that route the
 	// connection's IDs, migration requests, the peer's address as last
@@ -351,6 +355,9 @@ func (c *Conn) publish() {
 		c.mu.Unlock()
 		if !handshook && context.Cause(c.ctx) == nil {
 			c.t.countHandshake(false, st)
+			if l := c.origin; l != nil {
+				l.handshakeFailed(time.Now())
+			}
 		}
 		if l := c.listener; l != nil {
 			c.listener = nil
