@@ -17,13 +17,13 @@ import (
 
 // A Listener accepts QUIC connections on a Transport.
 type Listener struct {
-	t            *Transport
-	tls          *tls.Config
-	config       *Config
-	accept       chan *Conn
-	closed       chan struct{}
-	closeOnce    sync.Once
-	handshakes   atomic.Int64
+	t          *Transport
+	tls        *tls.Config
+	config     *Config
+	accept     chan *Conn
+	closed     chan struct{}
+	closeOnce  sync.Once
+	handshakes atomic.Int64
 	// failures counts the handshakes that failed lately, for the
 	// automatic Retry decision (listener_retry.go).
 	failures     failureWindow
