@@ -17,16 +17,13 @@ import (
 
 // A Listener accepts QUIC connections on a Transport.
 type Listener struct {
-	t          *Transport
-	tls        *tls.Config
-	config     *Config
-	accept     chan *Conn
-	closed     chan struct{}
-	closeOnce  sync.Once
-	handshakes atomic.Int64
-	// failures counts the handshakes that failed lately, for the
-	// automatic Retry decision (listener_retry.go).
-	failures     failureWindow
+	t            *Transport
+	tls          *tls.Config
+	config       *Config
+	accept       chan *Conn
+	closed       chan struct{}
+	closeOnce    sync.Once
+	handshakes   atomic.Int64
 	ownTransport bool
 	early        bool // ListenEarly: Accept returns connections before their handshake completes
 	// earlyDatagrams holds 0-RTT datagrams that arrived before their
@@ -34,6 +31,9 @@ type Listener struct {
 	earlyDatagrams []earlyDatagram
 	// preferred is set by SetPreferredAddress (listener_preferred.go).
 	preferred atomic.Pointer[listenerPreferred]
+	// failures counts the handshakes that failed lately, for the
+	// automatic Retry decision (listener_retry.go).
+	failures failureWindow
 }
 
 // acceptQueueLen bounds connections whose handshake completed but that
