@@ -62,6 +62,15 @@ type Config struct {
 	// EnableDatagrams enables the unreliable datagram extension
 	// (RFC 9221).
 	EnableDatagrams bool
+	// DatagramQueueLen bounds each of a connection's two datagram
+	// queues: the payloads SendDatagram queued that wait to be sent
+	// (congestion control paces them), and those received that wait for
+	// ReceiveDatagram. When a queue is full, a new payload pushes out the
+	// oldest, which is counted in ConnectionStats and reported to the
+	// Tracer; SendDatagramWait waits for room instead. The receive queue
+	// holds up to DatagramQueueLen times 64 KiB. Default 32, at most
+	// 65536.
+	DatagramQueueLen int
 
 	// Versions are the QUIC versions to use, most preferred first.
 	// Default: version 1, then version 2.
@@ -194,6 +203,10 @@ func (c *Config) withDefaults() *Config {
 	if d.MaxIncomingUniStreams == 0 {
 		d.MaxIncomingUniStreams = defaultMaxIncomingStreams
 	}
+	if d.DatagramQueueLen <= 0 {
+		d.DatagramQueueLen = datagramQueueLen
+	}
+	d.DatagramQueueLen = min(d.DatagramQueueLen, maxDatagramQueueLen)
 	if len(d.Versions) == 0 {
 		d.Versions = []wire.Version{wire.Version1, wire.Version2}
 	}

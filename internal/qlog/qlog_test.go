@@ -80,11 +80,13 @@ func TestTracerEvents(t *testing.T) {
 	tr.ParametersSet(false, &wire.TransportParameters{InitialMaxData: 10, HasInitialSourceConnectionID: true})
 	tr.HandshakeComplete(quic.HandshakeInfo{Version: wire.Version1, CipherSuite: 0x1301, ALPN: "h3"})
 	tr.StreamClosed(3) // a server-initiated unidirectional stream: the client only receives
+	tr.DatagramsDropped(quic.DatagramDrop{Sent: true, Reason: quic.DatagramDropQueueFull, Count: 3, Bytes: 300})
 	tr.ConnectionClosed(&quic.TransportError{Code: wire.ProtocolViolation, Reason: "oops", Remote: true})
-	tr.Done()
 	if !buf.closed {
-		t.Error("Done did not close the writer")
+		t.Error("connection_closed did not close the writer")
 	}
+	tr.PacketSent(quic.PacketInfo{Type: wire.PacketType1RTT, Number: 8, Size: 30, Payload: []byte{1}})
+	tr.Done()
 
 	recs := records(t, buf.Bytes())
 	if recs[0]["title"] != "a \"quoted\"\ttitle \ufffd" {
@@ -136,6 +138,13 @@ func TestTracerEvents(t *testing.T) {
 	if ss := byName["quic:stream_state_updated"]; len(ss) != 5 || ss[0]["stream_id"] != float64(4) || ss[0]["new"] != "open" ||
 		ss[4]["stream_id"] != float64(3) || ss[4]["new"] != "closed" || ss[4]["stream_side"] != "receiving" {
 		t.Errorf("stream_state_updated %v", ss)
+	}
+	if d := byName["quicstack:datagrams_dropped"]; len(d) != 1 || d[0]["direction"] != "send" || d[0]["count"] != float64(3) ||
+		d[0]["trigger"] != "queue_full" || d[0]["raw"].(map[string]any)["length"] != float64(300) {
+		t.Errorf("datagrams_dropped %v", d)
+	}
+	if last := recs[len(recs)-1]; last["name"] != "quic:connection_closed" {
+		t.Errorf("the trace ends with %v, not connection_closed", last["name"])
 	}
 	started := byName["quic:connection_started"][0]["local"].(map[string]any)
 	if started["ip_v6"] != "::1" || started["port_v6"] != float64(443) {
