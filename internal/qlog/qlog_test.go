@@ -186,3 +186,22 @@ func TestAppendUint(t *testing.T) {
 		}
 	}
 }
+
+// Events after the trace ended (the closing period's packets, HTTP/3
+// frames the application still parses) are dropped without allocating
+// for each.
+func TestEventsAfterCloseDropped(t *testing.T) {
+	var buf bufCloser
+	tr := NewTracer(NewWriter(&buf, "client", "01", "t"), true)
+	tr.ConnectionClosed(&quic.ApplicationError{Code: 0})
+	n := buf.Len()
+	p := quic.PacketInfo{Type: wire.PacketType1RTT, Number: 9, Size: 40, Payload: []byte{0x01}}
+	tr.PacketSent(p)
+	if allocs := testing.AllocsPerRun(100, func() { tr.PacketSent(p) }); allocs > 0 {
+		t.Errorf("%.1f allocations per event after the close", allocs)
+	}
+	tr.Done()
+	if buf.Len() != n {
+		t.Errorf("%d bytes written after connection_closed", buf.Len()-n)
+	}
+}
