@@ -644,12 +644,12 @@ func (c *Conn) handshakeDoneNow() bool {
 	}
 }
 
-// closedErr returns why the connection ended.
+// closedErr returns why the connection ended, for a datagram call that
+// found the send queue closed: the close is published right after the
+// queue closes (Conn.publish).
 func (c *Conn) closedErr() error {
-	if err := c.err(); err != nil {
-		return err
-	}
-	return errClosed
+	<-c.ctx.Done()
+	return context.Cause(c.ctx)
 }
 
 // CloseWithError closes the connection with an application error code and
