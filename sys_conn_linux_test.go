@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -336,8 +337,10 @@ func testWildcardSourceAt(t *testing.T, su, cu *net.UDPConn, at netip.Addr) {
 	c.CloseWithError(0, "")
 	<-c.done
 	<-sc.done
+	// A copy: datagrams may still arrive (the client's Transport reads on
+	// until it closes), and the map is the read loop's.
 	rec.mu.Lock()
-	froms := rec.froms
+	froms := maps.Clone(rec.froms)
 	rec.mu.Unlock()
 	want := netip.AddrPortFrom(at, uint16(port)).String()
 	if len(froms) != 1 || froms[want] == 0 {
