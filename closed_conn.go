@@ -45,6 +45,11 @@ type closedConn struct {
 	// with since it entered it.
 	received         atomic.Uint64
 	rxBytes, txBytes atomic.Uint64
+	// only, if valid, is the address the datagram goes to when the
+	// connection had not validated it: only datagrams from there count,
+	// and rxBytes and txBytes then are all the path received and was sent
+	// (connState.closingCounts).
+	only netip.AddrPort
 
 	deadline   time.Time
 	cids       []wire.ConnectionID
@@ -66,8 +71,12 @@ type closedConn struct {
 // Its keys are gone, so any datagram counts, and "such endpoints MUST
 // limit the cumulative size of packets it sends to three times the
 // cumulative size of the packets that are received" (the same section).
-func (cc *closedConn) handle(n, size int) {
-	if cc.datagram == nil {
+//
+// from is the sender, unmapped: when the connection's active path was not
+// validated, the datagram answers only datagrams from there, within three
+// times what that address sent (RFC 9000, Section 9.3.1).
+func (cc *closedConn) handle(n, size int, from netip.AddrPort) {
+	if cc.datagram == nil || cc.only.IsValid() && from != cc.only {
 		return
 	}
 	rx := cc.rxBytes.Add(uint64(size))
@@ -173,7 +182,8 @@ func (t *Transport) endClosed(limit time.Duration) {
 	s.mu.Lock()
 	var last time.Time
 	for _, cc := range s.heap {
-		if cc.deadline.After(last) {
+		// A draining connection sends nothing: no reason to wait.
+		if cc.datagram != nil && cc.deadline.After(last) {
 			last = cc.deadline
 		}
 	}
@@ -235,16 +245,13 @@ func closedPop(h *[]*closedConn) *closedConn {
 
 // closeToRoutes ends a connection in the closing or draining state whose
 // CONNECTION_CLOSE datagram is built (or that sends none): its IDs route
-// to the closedConn it returns until the state's deadline. It returns nil,
-// changing nothing, when the Transport is closing: the connection then
-// waits out the state itself.
+// to the closedConn it returns until the state's deadline. When the
+// Transport is closing too, the record answers until Transport.Close
+// stops all of them (endClosed), so that Close waits for the closing
+// periods together, and for 5 seconds at most, rather than for each
+// connection's whole closing period in turn.
 func (c *Conn) closeToRoutes() *closedConn {
 	st := c.state
-	select {
-	case <-c.t.closing:
-		return nil
-	default:
-	}
 	cc := &closedConn{deadline: st.closing.deadline, transports: append([]*Transport{c.t}, c.extra...)}
 	if tr := st.obs.t; tr != nil {
 		cc.traceDone = tr.Done
@@ -255,6 +262,11 @@ func (c *Conn) closeToRoutes() *closedConn {
 		cc.received.Store(st.closing.datagrams)
 		cc.rxBytes.Store(st.closing.rxBytes)
 		cc.txBytes.Store(st.closing.txBytes)
+		if p := st.activePath(); st.pathAllowance(p) >= 0 {
+			cc.only = p.addrs.remote
+			cc.rxBytes.Store(p.recv)
+			cc.txBytes.Store(p.sent)
+		}
 	}
 	st.localIDs.each(func(cid ConnectionID) { cc.cids = append(cc.cids, cid) })
 	for _, cid := range []wire.ConnectionID{st.origDstConnID, c.firstDstConnID} {

@@ -43,20 +43,23 @@ type Config struct {
 	// so how much received data the connection buffers. The window grows
 	// when the application reads fast, and also when the peer has used
 	// the window up with data the application has not read yet while an
-	// application goroutine waits in a Read: an application that reads
-	// the streams one after another would otherwise wait forever. One that
-	// leaves more than this unread while it waits for more still blocks.
+	// application goroutine waits in a Read or an Accept: an application
+	// that reads the streams one after another, or accepts streams before
+	// it reads them, would otherwise wait forever. One that leaves this
+	// much unread while it waits for more still blocks.
 	// Default 24 MiB.
 	MaxConnectionReceiveWindow uint64
 
 	// MaxIncomingStreams is how many bidirectional streams the peer may
 	// have open at once. A stream counts until the application has
 	// accepted it and both directions are finished, so streams waiting
-	// to be accepted are bounded too. Default 100. Negative allows none.
+	// to be accepted are bounded too. Default 100. Negative allows none;
+	// values above 2^60 are treated as 2^60.
 	MaxIncomingStreams int64
 	// MaxIncomingUniStreams is how many unidirectional streams the peer
 	// may have open at once, counted as for MaxIncomingStreams.
-	// Default 100. Negative allows none.
+	// Default 100. Negative allows none; values above 2^60 are treated as
+	// 2^60.
 	MaxIncomingUniStreams int64
 
 	// EnableDatagrams enables the unreliable datagram extension
@@ -203,6 +206,10 @@ func (c *Config) withDefaults() *Config {
 	if d.MaxIncomingUniStreams == 0 {
 		d.MaxIncomingUniStreams = defaultMaxIncomingStreams
 	}
+	// A larger max_streams is a TRANSPORT_PARAMETER_ERROR (RFC 9000,
+	// Section 4.6).
+	d.MaxIncomingStreams = min(d.MaxIncomingStreams, wire.MaxStreamCount)
+	d.MaxIncomingUniStreams = min(d.MaxIncomingUniStreams, wire.MaxStreamCount)
 	if d.DatagramQueueLen <= 0 {
 		d.DatagramQueueLen = datagramQueueLen
 	}

@@ -23,6 +23,22 @@ import (
 // Application goroutines reach it only through streams, datagram queues
 // and the methods below. Multiple goroutines may invoke methods on a Conn
 // simultaneously.
+//
+// A connection ends when CloseWithError is called, the peer closes it, it
+// is idle for its idle timeout, its handshake times out, the peer resets
+// it, or its Transport closes (with an application close of code 0). From
+// then on every call in progress and every later one on the Conn and its
+// streams (AcceptStream, AcceptUniStream, OpenStreamSync,
+// OpenUniStreamSync, ReceiveDatagram, Drain, and the streams' Read and
+// Write) returns the connection's error at once: an *ApplicationError or a
+// *TransportError (Remote tells which side closed), an *IdleTimeoutError,
+// a *HandshakeTimeoutError or a *StatelessResetError, the cause of
+// Context too. A Read first returns the data that arrived before. What
+// was written and not yet acknowledged is discarded with the connection
+// ("an endpoint that sends a CONNECTION_CLOSE frame ... [discards] stream
+// data not yet delivered", RFC 9000, Section 10.2): Drain first to deliver
+// it. CloseWithError returns once the CONNECTION_CLOSE is sent, and at
+// once if the connection already ended; only the first close counts.
 type Conn struct {
 	t      *Transport
 	remote net.Addr
@@ -85,6 +101,10 @@ type Conn struct {
 	parkTimer   *time.Timer
 	parkAlarm   *parkAlarm // what parkTimer calls
 	closingSeen bool
+	// closedRec is what is left of the connection once its goroutine
+	// ended in the closing or draining state (closed_conn.go), set before
+	// its queue closes.
+	closedRec atomic.Pointer[closedConn]
 
 	// Requests of application goroutines to the run goroutine, guarded by
 	// mu: a close (the first one asked for) and migrations. hasRequest is
@@ -112,6 +132,10 @@ type inboundDatagram struct {
 type closeRequest struct {
 	code   ApplicationErrorCode
 	reason string
+	// refuse closes with the transport error CONNECTION_REFUSED rather
+	// than an application close (Listener.Close, for connections never
+	// accepted).
+	refuse bool
 }
 
 func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
@@ -127,14 +151,14 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 	return c
 }
 
-// start runs the connection's goroutine around its state machine.
+// start runs the connection's goroutine around its state machine. The
+// Transport tracks c already (Transport.trackConn).
 func (c *Conn) start(st *connState) {
 	c.state = st
 	st.streams.wake = c.wake
 	st.handshakeCompleted = c.publishHandshake
 	c.started = time.Now()
 	c.t.stats.handshakesStarted.Add(1)
-	c.t.wg.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
 	c.t.runConn(c)
@@ -162,7 +186,7 @@ func (c *Conn) run(timer *time.Timer) {
 		if st.closeState == stateClosed {
 			c.finish(nil)
 			close(c.done)
-			c.t.wg.Done()
+			c.t.untrackConn(c)
 			return
 		}
 		d := st.nextDeadline(now)
@@ -170,12 +194,10 @@ func (c *Conn) run(timer *time.Timer) {
 			// Closing or draining: what is left answers for the
 			// connection, whose goroutine ends (closed_conn.go).
 			if st.closeState != stateActive && c.inbound.release() {
-				if cc := c.closeToRoutes(); cc != nil {
-					c.finish(cc)
-					close(c.done)
-					c.t.wg.Done()
-					return
-				}
+				c.finish(c.closeToRoutes())
+				close(c.done)
+				c.t.untrackConn(c)
+				return
 			}
 			if !c.handleClosing() && c.park(d) {
 				return
@@ -225,7 +247,10 @@ func (c *Conn) handleRequests() {
 	c.migrateReqs = nil
 	c.hasRequest.Store(false)
 	c.mu.Unlock()
-	if closeWanted {
+	switch {
+	case closeWanted && cr.refuse:
+		c.state.closeWithError(time.Now(), &wire.TransportError{Code: wire.ConnectionRefused, Reason: cr.reason})
+	case closeWanted:
 		c.state.closeApplication(time.Now(), cr.code, cr.reason)
 	}
 	for _, r := range migrations {
@@ -335,7 +360,7 @@ func (c *Conn) publish() {
 		// a reader waiting on a starved window to grow: pollTransmit does
 		// both, so go round again.
 		readsDue := st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate())
-		starved := st.streams.publishStarved(st.connRecv.Starved() && st.connRecv.Window() < st.connRecv.MaxWindow())
+		starved := st.streams.publishStarved(st.connRecv.CanGrowForWaitingReader())
 		if readsDue || starved {
 			c.wake()
 		}
@@ -403,7 +428,7 @@ func (c *Conn) finish(cc *closedConn) {
 			c.t.handlers.remove(c.firstDstConnID, c)
 		}
 	}
-	c.t.resetTokens.update(c, c.resetTokens, nil)
+	c.forgetResetTokens()
 	c.dropParkTimer()
 	if !closed {
 		// A closed connection's tracer ends with its closing period.
@@ -414,17 +439,18 @@ func (c *Conn) finish(cc *closedConn) {
 	}
 	var left func(*inboundDatagram)
 	if closed {
-		left = func(d *inboundDatagram) { cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data)) }
+		c.closedRec.Store(cc)
+		left = func(d *inboundDatagram) {
+			cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data), d.addrs.remote)
+		}
 	}
 	c.inbound.close(left)
 }
 
-// connGone counts a connection that ended, and closes a Transport that
-// waited for the last one.
+// connGone counts a connection that ended, its closed-connection record
+// included.
 func (t *Transport) connGone() {
-	if t.conns.Add(-1) == 0 && t.closeWhenIdle.Load() {
-		go t.Close()
-	}
+	t.conns.Add(-1)
 }
 
 // err returns why the connection ended, or nil while it is open.
@@ -478,7 +504,7 @@ func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
 
 // AcceptStream waits for the peer to open a bidirectional stream.
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
-	s, err := waitForStream(ctx, c.state.streams.acceptStream, true)
+	s, err := c.state.streams.waitAccept(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -487,7 +513,7 @@ func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
 
 // AcceptUniStream waits for the peer to open a unidirectional stream.
 func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
-	s, err := waitForStream(ctx, c.state.streams.acceptStream, false)
+	s, err := c.state.streams.waitAccept(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -656,7 +682,7 @@ func (c *Conn) closedErr() error {
 // reason, which the peer receives in a CONNECTION_CLOSE frame. It returns
 // once the frame is sent, or immediately if the connection already ended.
 func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
-	c.request(&closeRequest{code, reason}, nil)
+	c.request(&closeRequest{code: code, reason: reason}, nil)
 	select {
 	case <-c.ctx.Done():
 	case <-c.done:

@@ -94,7 +94,7 @@ func (c *connState) pollClose(now time.Time, b []byte) []byte {
 	if cl := c.closing; cl.released {
 		// Without keys any datagram counts as the peer's: answers are
 		// limited to three times the bytes received (closeAllowance).
-		if len(cl.datagram) == 0 || !closeAllowance(cl.rxBytes, cl.txBytes, len(cl.datagram)) {
+		if len(cl.datagram) == 0 || !closeAllowance(cl.rxBytes, cl.txBytes, len(cl.datagram)) || !c.closeFitsPath(len(cl.datagram)) {
 			return nil
 		}
 		cl.txBytes += uint64(len(cl.datagram))
@@ -110,7 +110,11 @@ func (c *connState) pollClose(now time.Time, b []byte) []byte {
 	c.closing.datagram = append([]byte(nil), b...)
 	c.closing.packets = c.packetsSent - sent
 	c.releaseClosed(now)
-	if len(b) == 0 {
+	if len(b) == 0 || !c.closeFitsPath(len(b)) {
+		// Built, not sent: a later datagram from the peer's address
+		// may allow it.
+		c.bytesSent -= uint64(len(b))
+		c.packetsSent = sent
 		return nil
 	}
 	return b

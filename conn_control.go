@@ -22,14 +22,23 @@ func (c *connState) controlFramesPending() bool {
 }
 
 // growWindowForReaders grows the connection's receive window while it is
-// starved and an application goroutine waits in a Read: the half-window
-// rule grants credit only as data is consumed, and an application that
-// reads streams one after another (the responses of several requests,
-// say) leaves the other streams' data unread while it waits for the rest
-// of one that the peer cannot send, a deadlock. RFC 9000, Section 4.2:
-// "A receiver can use an autotuning mechanism to tune the frequency and
-// amount of advertised additional credit"; MaxConnectionReceiveWindow
-// still bounds what is buffered.
+// starved and an application goroutine waits for the peer's stream data,
+// in a Read or an Accept: credit is granted as data is consumed, and an
+// application that reads streams one after another (the responses of
+// several requests, say), or accepts streams before it reads them, leaves
+// data unread while it waits for something the peer cannot send, a
+// deadlock. RFC 9000, Section 4.2: "A receiver can use an autotuning
+// mechanism to tune the frequency and amount of advertised additional
+// credit"; MaxConnectionReceiveWindow still bounds what is buffered.
+//
+// The rule is that the connection's window bounds memory and does not
+// decide what the application gets: while the application waits for the
+// peer, the peer may have up to MaxConnectionReceiveWindow unread.
+// net/http2's client reaches the same end by granting a 1 GiB connection
+// window and letting its 4 MiB stream windows bound memory, which gives
+// up a bound per connection (here 100 streams of up to 16 MiB). An
+// application that always waits in Accept (an HTTP/3 server) thus grows
+// its window whenever the peer uses it up, up to the maximum.
 func (c *connState) growWindowForReaders() {
 	if c.streams.waitingReaders.Load() > 0 {
 		c.connRecv.GrowForWaitingReader()

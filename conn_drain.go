@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -21,22 +22,50 @@ type drainState struct {
 // CONNECTION_CLOSE frame ... [discards] stream data not yet delivered"
 // (RFC 9000, Section 10.2): a server ending a connection gracefully, such
 // as an HTTP/3 server after GOAWAY, calls Drain first so that responses
-// still in flight arrive.
+// still in flight arrive. It returns nil at once, without disturbing the
+// connection, when nothing waits for an acknowledgement; ctx.Err() when
+// ctx ends first and the connection's error when it closes first. A call
+// that returns leaves nothing behind.
 func (c *Conn) Drain(ctx context.Context) error {
+	if err := context.Cause(c.ctx); err != nil {
+		return err
+	}
+	if !c.state.streams.unacknowledged() {
+		return nil
+	}
 	ch := make(chan struct{})
 	c.drain.mu.Lock()
 	c.drain.waiters = append(c.drain.waiters, ch)
 	c.drain.mu.Unlock()
+	// Counted before the second look: an acknowledgement processed after
+	// it finds the count (checkDrained), one processed before is seen.
 	c.drain.waiting.Add(1)
 	defer c.drain.waiting.Add(-1)
-	c.wake()
+	if !c.state.streams.unacknowledged() {
+		c.drain.remove(ch)
+		return nil
+	}
 	select {
 	case <-ch:
 		return nil
 	case <-ctx.Done():
+		c.drain.remove(ch)
 		return ctx.Err()
 	case <-c.ctx.Done():
+		c.drain.remove(ch)
 		return context.Cause(c.ctx)
+	}
+}
+
+// remove forgets the waiter ch, if checkDrained has not released it.
+func (d *drainState) remove(ch chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, w := range d.waiters {
+		if w == ch {
+			d.waiters = slices.Delete(d.waiters, i, i+1)
+			return
+		}
 	}
 }
 

@@ -44,16 +44,27 @@ func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.
 	return ackEliciting, nil
 }
 
+// handleFrame processes one frame. A packet is acknowledged only once all
+// its frames were processed (handlePacket), and nothing a frame carries is
+// then dropped silently: data is kept until the application reads it, or
+// the connection fails with an error. Each case says where its content
+// goes; the frames not commented only change state.
 func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
 	t := f.Type
 	switch {
 	case t == wire.FrameTypePadding, t == wire.FrameTypePing:
 		return nil
 	case t == wire.FrameTypeAck || t == wire.FrameTypeAckECN:
+		// Ranges beyond the parser's bound are treated as not acknowledged
+		// by this frame (wire.AckFrame.IgnoredRanges): our packets in them
+		// may be declared lost and their frames sent again, never dropped.
 		return c.handleAckFrame(now, space, &f.Ack)
 	case t == wire.FrameTypeCrypto:
+		// Kept in the level's CRYPTO buffer, or the connection closes.
 		return c.handleCryptoFrame(now, space, f.Crypto)
 	case t.IsStream():
+		// Kept in the stream's receive buffer, or the connection closes
+		// (stream.handleStreamFrame).
 		return c.streams.handleStreamFrame(now, f.Stream)
 	case t == wire.FrameTypeResetStream:
 		return c.streams.handleResetStream(now, f.ResetStream.StreamID, f.ResetStream.ErrorCode, f.ResetStream.FinalSize)
@@ -66,6 +77,7 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		return c.streams.handleMaxStreamData(f.MaxStreamData)
 	case t == wire.FrameTypeMaxStreamsBidi || t == wire.FrameTypeMaxStreamsUni:
 		c.streams.handleMaxStreams(f.MaxStreams)
+		c.releaseHeldStreams()
 		return nil
 	case t == wire.FrameTypeDataBlocked:
 		c.connRecv.OnBlockedReceived(f.DataBlocked.MaximumData)
@@ -73,7 +85,8 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 	case t == wire.FrameTypeStreamDataBlocked:
 		return c.streams.handleStreamDataBlocked(f.StreamDataBlocked)
 	case t == wire.FrameTypeStreamsBlockedBidi || t == wire.FrameTypeStreamsBlockedUni:
-		return nil // our limits are raised as streams close, not on request
+		c.streams.handleStreamsBlocked(f.StreamsBlocked)
+		return nil
 	case t == wire.FrameTypeNewToken:
 		// "A server MUST treat receipt of a NEW_TOKEN frame as a
 		// connection error of type PROTOCOL_VIOLATION." (RFC 9000,
@@ -81,6 +94,8 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		if c.role == wire.RoleServer {
 			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "NEW_TOKEN sent by a client"}
 		}
+		// Kept in the TokenStore, if any: a token is a hint the client
+		// "MAY use" (RFC 9000, Section 8.1.3), which a store may evict.
 		if ts := c.config.TokenStore; ts != nil && c.tokenKey != "" {
 			// "When a connection includes compatible version
 			// negotiation, any issued server tokens are considered to
@@ -97,7 +112,11 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		// "On receiving a PATH_CHALLENGE frame, an endpoint MUST respond
 		// by echoing the data contained in the PATH_CHALLENGE frame in a
 		// PATH_RESPONSE frame." (RFC 9000, Section 8.2.2) It goes on
-		// the path the challenge came on.
+		// the path the challenge came on. A newer challenge replaces an
+		// unanswered older one: "Path validation succeeds when a
+		// PATH_RESPONSE frame is received that contains the data that
+		// was sent in a previous PATH_CHALLENGE frame" (Section 8.2.3),
+		// so answering the latest is answering the peer.
 		p := c.rxPath()
 		p.response, p.responseToSend = f.PathChallenge.Data, true
 		return nil
@@ -119,20 +138,50 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 		c.confirmHandshake(now)
 		return nil
 	case t == wire.FrameTypeDatagram || t == wire.FrameTypeDatagramWithLength:
+		// Queued for the application; a full queue drops its oldest
+		// (counted): "since DATAGRAM frames are inherently unreliable,
+		// they MAY be dropped by the receiver if the receiver cannot
+		// process them" (RFC 9221, Section 5).
 		return c.handleDatagramFrame(f.Datagram)
-	case t == wire.FrameTypeImmediateAck:
-		c.spaces[space].recv.OnImmediateAck(now)
-		return nil
-	case t == wire.FrameTypeAckFrequency:
-		af := f.AckFrequency
-		c.spaces[space].recv.SetAckFrequency(af.AckElicitingThreshold, time.Duration(af.RequestedMaxAckDelay)*time.Microsecond, af.ReorderingThreshold)
-		return nil
+	case t == wire.FrameTypeImmediateAck || t == wire.FrameTypeAckFrequency:
+		return c.handleAckFrequencyFrame(now, space, f)
 	case t == wire.FrameTypeResetStreamAt:
 		// Not advertised (reset_stream_at), so the peer must not send it.
 		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "RESET_STREAM_AT not negotiated"}
 	}
 	return &wire.TransportError{Code: wire.FrameEncodingError, FrameType: t, Reason: "unhandled frame"}
 }
+
+// handleAckFrequencyFrame handles ACK_FREQUENCY and IMMEDIATE_ACK
+// (draft-ietf-quic-ack-frequency). "Endpoints advertise their support for
+// receiving ACK_FREQUENCY and IMMEDIATE_ACK frames ... by sending the
+// following transport parameter ... min_ack_delay" (Section 3), which this
+// endpoint does not send yet: a peer that sends either frame uses an
+// extension that was not negotiated, a PROTOCOL_VIOLATION as for
+// RESET_STREAM_AT and DATAGRAM frames. Otherwise "A receiving endpoint
+// MUST ignore a received ACK_FREQUENCY frame unless the Sequence Number
+// value in the frame is greater than the largest processed value"
+// (Section 4; ackhandler.ReceivedPackets.OnAckFrequency).
+func (c *connState) handleAckFrequencyFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
+	if !c.ackFrequencyNegotiated() {
+		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: f.Type, Reason: "ACK frequency extension not negotiated (no min_ack_delay sent)"}
+	}
+	if f.Type == wire.FrameTypeImmediateAck {
+		c.spaces[space].recv.OnImmediateAck(now)
+		return nil
+	}
+	af := f.AckFrequency
+	c.spaces[space].recv.OnAckFrequency(af.SequenceNumber, af.AckElicitingThreshold, time.Duration(af.RequestedMaxAckDelay)*time.Microsecond, af.ReorderingThreshold)
+	return nil
+}
+
+// ackFrequencyNegotiated reports whether this endpoint sent the
+// min_ack_delay transport parameter, which allows the peer to send
+// ACK_FREQUENCY and IMMEDIATE_ACK frames ("The min_ack_delay transport
+// parameter is a unilateral indication of support for receiving
+// ACK_FREQUENCY frames", draft-ietf-quic-ack-frequency, Section 3). It
+// never does yet.
+func (c *connState) ackFrequencyNegotiated() bool { return false }
 
 func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wire.AckFrame) error {
 	exp := uint8(defaultAckDelayExponent)
@@ -167,37 +216,40 @@ func (c *connState) handleCryptoFrame(now time.Time, space ackhandler.Space, f w
 		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto, Reason: "CRYPTO data beyond buffer"}
 	}
 	level := [...]handshake.EncryptionLevel{handshake.LevelInitial, handshake.LevelHandshake, handshake.LevelApplication}[space]
+	if err := c.checkCryptoLevel(level, cr.highest(), f); err != nil {
+		return err
+	}
 	if data, ok := cr.inOrder(f.Offset, f.Data); ok {
 		// In order with nothing buffered, as nearly always: TLS takes
 		// the data from the packet (it copies what it keeps), and the
 		// stream's buffer is never made.
 		if len(data) > 0 {
 			c.rxNewCrypto = true
-			if err := c.tls.HandleCrypto(level, data); err != nil {
+			if err := c.handleTLSData(level, data); err != nil {
 				return err
 			}
 			cr.skip(len(data))
 		}
 		return c.processTLSEvents(now)
 	}
+	// Acknowledged data is never dropped: the data is kept, or the
+	// connection closes. The check above leaves only fragmentation to
+	// fail (errRecvFragmented): "An endpoint received more data in CRYPTO
+	// frames than it can buffer" (RFC 9000, Section 20.1).
 	n, err := cr.push(f.Offset, f.Data)
 	if err != nil {
-		return nil // too fragmented: dropped, the peer retransmits
+		return &wire.TransportError{Code: wire.CryptoBufferExceeded, FrameType: wire.FrameTypeCrypto,
+			Reason: "CRYPTO data fragmented into more than 31 pieces within 3968 bytes (RFC 9000, Section 21.7)"}
 	}
 	if n > 0 {
 		c.rxNewCrypto = true
 	}
 	for cr.readable() > 0 {
-		a, b := cr.peek()
-		for _, part := range [][]byte{a, b} {
-			if len(part) == 0 {
-				continue
-			}
-			if err := c.tls.HandleCrypto(level, part); err != nil {
-				return err
-			}
-			cr.consume(len(part))
+		part := cr.peek()
+		if err := c.handleTLSData(level, part); err != nil {
+			return err
 		}
+		cr.consume(len(part))
 	}
 	cr.shrink() // idle connections keep no CRYPTO buffer
 	return c.processTLSEvents(now)

@@ -310,8 +310,13 @@ func (s *peerConnIDs) onNewConnectionID(f wire.NewConnectionIDFrame) error {
 		s.ids = slices.Insert(s.ids, i, connIDPeerEntry{seq: seq, cid: cid, token: f.StatelessResetToken, hasToken: true})
 	}
 	if s.curSeq < rpt {
-		// The one in use was retired: move to the oldest remaining.
-		s.switchTo(0)
+		// The one in use was retired: move to the oldest unused one, not
+		// to one another path sends to: "An endpoint MUST NOT reuse a
+		// connection ID when sending from more than one local address"
+		// (RFC 9000, Section 9.5). With none unused, the oldest; the
+		// connection takes it from the path that holds it
+		// (connState.handleNewConnectionID).
+		s.switchTo(s.oldestUnused())
 	}
 	s.advanceDone()
 	return nil
@@ -347,6 +352,17 @@ func (s *peerConnIDs) advanceDone() {
 		n := copy(s.retiredAbove, s.retiredAbove[k:])
 		s.retiredAbove = s.retiredAbove[:n]
 	}
+}
+
+// oldestUnused returns the index in ids of the oldest ID never used, or 0
+// if every one was.
+func (s *peerConnIDs) oldestUnused() int {
+	for i := range s.ids {
+		if !s.ids[i].used {
+			return i
+		}
+	}
+	return 0
 }
 
 // switchTo makes ids[i] the ID in use.

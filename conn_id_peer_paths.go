@@ -74,3 +74,21 @@ func (s *peerConnIDs) retire(seq uint64) bool {
 	s.advanceDone()
 	return true
 }
+
+// releasePathConnIDs makes the paths that are not active let go of peer
+// IDs that are retired or that the active path now uses (after the peer
+// raised Retire Prior To); pathDCID gives them an unused one when they
+// next send, or they wait for one: "An endpoint MUST NOT reuse a
+// connection ID when sending to more than one destination address"
+// (RFC 9000, Section 9.5).
+func (c *connState) releasePathConnIDs() {
+	for i := range c.paths.list {
+		p := &c.paths.list[i]
+		if i == c.paths.active || !p.inUse || !p.hasDCID {
+			continue
+		}
+		if _, ok := c.peerIDs.bySeq(p.dcidSeq); !ok || p.dcidSeq == c.peerIDs.curSeq {
+			p.hasDCID = false
+		}
+	}
+}

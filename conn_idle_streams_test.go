@@ -92,7 +92,7 @@ func TestSynctestIdleKeepsNoFinishedStream(t *testing.T) {
 		for _, w := range weaks {
 			if v := w.Value(); v != nil {
 				kept++
-				t.Logf("stream %d kept, with a %d-byte send buffer", v.id, cap(v.send.buf))
+				t.Logf("stream %d kept, with a send buffer of %d bytes", v.id, v.send.memory())
 			}
 		}
 		if kept > 0 {

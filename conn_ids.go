@@ -8,7 +8,11 @@ import (
 // handleNewConnectionID stores a connection ID the peer issued
 // (RFC 9000, Section 19.15); peerConnIDs enforces the rules.
 func (c *connState) handleNewConnectionID(f wire.NewConnectionIDFrame) error {
-	return c.peerIDs.onNewConnectionID(f)
+	if err := c.peerIDs.onNewConnectionID(f); err != nil {
+		return err
+	}
+	c.releasePathConnIDs()
+	return nil
 }
 
 // handleRetireConnectionID retires one of our connection IDs and issues a

@@ -46,7 +46,8 @@ type inboundQueue struct {
 
 // enqueue hands a datagram to the connection without blocking; it reports
 // false if the queue was full and the datagram dropped. The first
-// datagram of an empty queue wakes the goroutine.
+// datagram of an empty queue wakes the goroutine. A connection that
+// ended meanwhile passes it on (handOver).
 func (c *Conn) enqueue(d inboundDatagram) bool {
 	size := len(d.data)
 	if d.buf != nil {
@@ -54,7 +55,12 @@ func (c *Conn) enqueue(d inboundDatagram) bool {
 	}
 	q := &c.inbound
 	q.mu.Lock()
-	if q.closed || q.queued+size > maxInboundQueued {
+	if q.closed {
+		q.mu.Unlock()
+		c.handOver(d)
+		return true
+	}
+	if q.queued+size > maxInboundQueued {
 		q.mu.Unlock()
 		c.mu.Lock()
 		c.dropped += uint64(datagramCount(len(d.data), int(d.segSize)))
@@ -69,6 +75,21 @@ func (c *Conn) enqueue(d inboundDatagram) bool {
 		c.wake()
 	}
 	return true
+}
+
+// handOver deals with a datagram for a connection whose goroutine ended
+// since the caller looked it up: what is left of it in the closing or
+// draining state answers (closed_conn.go), as the next lookup would find;
+// without that, the connection is gone.
+func (c *Conn) handOver(d inboundDatagram) {
+	if cc := c.closedRec.Load(); cc != nil {
+		cc.handle(datagramCount(len(d.data), int(d.segSize)), len(d.data), d.addrs.remote)
+	} else {
+		c.t.stats.countDrop(DropUnknownConnection)
+	}
+	if d.buf != nil {
+		putPacketBuffer(d.buf)
+	}
 }
 
 // drainInbound processes the datagrams queued so far, with one clock

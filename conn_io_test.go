@@ -5,7 +5,7 @@ import "testing"
 // The inbound queue bounds the buffer memory it holds, counting a GRO
 // run's large buffer whole, and counts what it drops by datagram.
 func TestInboundQueueBound(t *testing.T) {
-	c := &Conn{}
+	c := &Conn{t: &Transport{}}
 	big := make([]byte, groBufferSize)
 	n := 0
 	for c.enqueue(inboundDatagram{data: big[:4400], buf: &big, segSize: 1100}) {
@@ -21,7 +21,16 @@ func TestInboundQueueBound(t *testing.T) {
 	c.inbound.q = nil // not pooled buffers: do not return them
 	c.inbound.mu.Unlock()
 	c.inbound.close(nil)
-	if c.enqueue(inboundDatagram{data: []byte{1}}) {
-		t.Fatal("a closed queue took a datagram")
+	// A closed queue passes a datagram on (Conn.handOver): to what is
+	// left of the connection, or here, with nothing left, to the drop
+	// count of an unknown connection, not of a full queue.
+	if !c.enqueue(inboundDatagram{data: []byte{1}}) {
+		t.Fatal("a closed queue refused a datagram, counted as a full-queue drop")
+	}
+	if c.dropped != 4 {
+		t.Fatalf("dropped %d datagrams after the close; want 4", c.dropped)
+	}
+	if n := c.t.Stats().PacketsDropped[DropUnknownConnection]; n != 1 {
+		t.Fatalf("%d datagrams dropped for an unknown connection; want 1", n)
 	}
 }

@@ -48,13 +48,20 @@ type migrateRequest struct {
 // length as the connection's Transport; it needs no listener. It reads the
 // connection's packets from now on and must stay open while the
 // connection lives. The connection's original Transport must stay open
-// too: closing it closes the connection.
+// too: closing it closes the connection. t takes the stateless reset key
+// of the connection's Transport, so that the resets it sends for the
+// connection's IDs carry their tokens (RFC 9000, Section 10.3.2); Migrate
+// fails if t has another StatelessResetKey or already used its own (it
+// made connections or sent resets).
 func (c *Conn) Migrate(ctx context.Context, t *Transport) error {
 	if err := t.init(); err != nil {
 		return err
 	}
 	if t.ConnectionIDGenerator.ConnectionIDLen() != c.t.ConnectionIDGenerator.ConnectionIDLen() {
 		return errors.New("quic: the new Transport's connection IDs have another length")
+	}
+	if err := t.shareResetKey(c.t); err != nil {
+		return err
 	}
 	r := migrateRequest{t: t, done: make(chan error, 1)}
 	c.request(nil, &r)
@@ -100,6 +107,7 @@ func (c *Conn) addTransport(t *Transport) {
 	if c.state != nil {
 		c.state.localIDs.each(func(cid ConnectionID) { t.handlers.add(cid, c) })
 	}
+	t.resetTokens.update(c, nil, c.resetTokens)
 }
 
 // each calls f for every issued ID the peer has not retired.
@@ -160,7 +168,8 @@ func (t *Transport) pathAddrsFor(addr net.Addr) pathAddrs {
 }
 
 // unmappedAddrPort returns addr as a netip.AddrPort with IPv4-mapped IPv6
-// addresses as IPv4, or the zero AddrPort if addr is nil or not an IP
+// addresses as IPv4 and the zone of a link-local address as its
+// interface index, or the zero AddrPort if addr is nil or not an IP
 // address and port.
 func unmappedAddrPort(addr net.Addr) netip.AddrPort {
 	if addr == nil {
@@ -170,7 +179,7 @@ func unmappedAddrPort(addr net.Addr) netip.AddrPort {
 	if !ok {
 		return netip.AddrPort{}
 	}
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	return numericZone(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
 }
 
 // localMatches reports whether two local addresses can be the same

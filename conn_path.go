@@ -103,6 +103,8 @@ type paths struct {
 	// and not in the table yet (rxNew holds it).
 	rx    int
 	rxNew netPath
+	// handshakeRemote is the peer's address during the handshake.
+	handshakeRemote netip.AddrPort
 	// txChallenge is the path of the PATH_CHALLENGE in the datagram being
 	// built, if any, and txChallengeIdx its index in challenges.
 	txChallenge    *netPath
@@ -183,6 +185,20 @@ func (c *connState) addPath(p netPath) int {
 	return c.paths.add(p)
 }
 
+// knownServerAddr reports, on a client, whether a is an address of the
+// server's it sent to: the handshake's, or one of a path in the table.
+func (c *connState) knownServerAddr(a netip.AddrPort) bool {
+	if a == c.paths.handshakeRemote {
+		return true
+	}
+	for i := range c.paths.list {
+		if p := &c.paths.list[i]; p.inUse && p.addrs.remote == a {
+			return true
+		}
+	}
+	return false
+}
+
 // activePath returns the path non-probing packets are sent on.
 func (c *connState) activePath() *netPath { return &c.paths.list[c.paths.active] }
 
@@ -207,22 +223,32 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 		// The handshake path's addresses were not given: the first
 		// datagram tells them.
 		*a = addrs
+		ps.handshakeRemote = addrs.remote
 		ps.rx = ps.active
 	}
 	if ps.rx < 0 {
 		// "If a client receives packets from an unknown server address,
 		// the client MUST discard these packets." (RFC 9000, Section 9)
+		// A known one at a local address the client left (it migrated,
+		// or moved to the server's preferred address, which sends from
+		// its original address until it validated the new path,
+		// Section 9.6.2) is processed, without a place in the table.
 		// "An endpoint MUST NOT initiate connection migration before the
 		// handshake is confirmed" (Section 9): a server keeps the
 		// handshake path until then.
-		if c.role == wire.RoleClient || !c.handshakeConfirmed || c.closeState != stateActive {
+		known := c.role == wire.RoleClient && c.knownServerAddr(addrs.remote)
+		if (c.role == wire.RoleClient && !known) || !c.handshakeConfirmed || c.closeState != stateActive {
 			return
 		}
 		ps.rxNew = netPath{addrs: addrs}
 	}
+	if c.closeState == stateClosing && !c.closingCounts(len(d)) {
+		ps.rx = ps.active
+		return
+	}
 	before := c.packetsReceived
 	c.processDatagram(now, d, ecn)
-	if c.packetsReceived == before {
+	if c.packetsReceived == before || (ps.rx < 0 && c.role == wire.RoleClient) {
 		ps.rx = ps.active
 		return // nothing authenticated: no state for the address
 	}
@@ -234,12 +260,13 @@ func (c *connState) handleDatagramOn(now time.Time, addrs pathAddrs, d []byte, e
 		}
 		ps.rx = i
 		if c.rxMigrate {
-			c.migrateTo(now, i)
+			c.followPeer(now, i)
 		}
 	}
-	p := &ps.list[ps.rx]
-	p.recv += uint64(len(d))
-	p.lastRecv = now
+	if p := &ps.list[ps.rx]; p.inUse {
+		p.recv += uint64(len(d))
+		p.lastRecv = now
+	}
 	ps.rx = ps.active
 }
 
@@ -260,7 +287,28 @@ func (c *connState) onPathPacket(now time.Time, highest bool) {
 		c.rxMigrate = true // once the path has a place in the table
 		return
 	}
-	c.migrateTo(now, c.paths.rx)
+	c.followPeer(now, c.paths.rx)
+}
+
+// followPeer moves the server to path i, where the peer sent its highest
+// non-probing packet. A path to another local address of the server (its
+// preferred address, RFC 9000, Section 9.6) is validated first: "The
+// server MUST send non-probing packets from its original address until it
+// receives a non-probing packet from the client at its preferred address
+// and until the server has validated the new path." and "The server MUST
+// probe on the path toward the client from its preferred address."
+// (Section 9.6.2) Its validation then moves the connection (onValidated).
+func (c *connState) followPeer(now time.Time, i int) {
+	ps := &c.paths
+	np := &ps.list[i]
+	if !np.validated && !localMatches(np.addrs.local, ps.list[ps.active].addrs.local) {
+		if !np.validating {
+			c.startValidation(now, np)
+		}
+		np.switchOnValidation = true
+		return
+	}
+	c.migrateTo(now, i)
 }
 
 // migrateTo makes path i the active path, on the server in response to a
@@ -269,11 +317,17 @@ func (c *connState) onPathPacket(now time.Time, highest bool) {
 func (c *connState) migrateTo(now time.Time, i int) {
 	ps := &c.paths
 	old := ps.active
-	if old == i {
+	if old == i || i < 0 || !ps.list[i].inUse {
 		return
 	}
 	op, np := &ps.list[old], &ps.list[i]
 	if op.validated {
+		if f := ps.fallback; f >= 0 && f != i && f != old {
+			// One validated path to revert to is enough: the older
+			// one goes, with its connection ID.
+			ps.fallback = -1
+			c.dropPath(f)
+		}
 		ps.fallback = old
 	}
 	if ps.fallback == i {
@@ -297,6 +351,15 @@ func (c *connState) migrateTo(now time.Time, i int) {
 		}
 	}
 	np.hasDCID = false
+	if op.dcidSeq == c.peerIDs.curSeq {
+		// No unused ID: the one in use went on to the new path, which
+		// the exception allows "while still sending from the same local
+		// address", and the old path gives it up; its challenge
+		// (Section 9.3.3) waits for an unused ID (pathDCID): "An
+		// endpoint MUST NOT reuse a connection ID when sending to more
+		// than one destination address" (Section 9.5).
+		op.hasDCID = false
+	}
 	c.swapCongestion(now, op, np)
 	if !np.validated && !np.validating {
 		// "If the recipient permits the migration, it MUST send
@@ -327,15 +390,21 @@ func (c *connState) swapCongestion(now time.Time, op, np *netPath) {
 		return
 	}
 	op.saved = &savedCongestion{cc: c.ccw.cc, rtt: *c.rtt}
+	var cc congestion.Controller
 	if s := np.saved; s != nil {
-		c.ccw.cc, *c.rtt = s.cc, s.rtt
+		cc, *c.rtt = s.cc, s.rtt
 		np.saved = nil
 	} else {
 		mad := c.rtt.MaxAckDelay()
 		c.rtt.Reset()
 		c.rtt.SetMaxAckDelay(mad)
-		c.ccw.cc = c.newController()
+		cc = c.newController()
 	}
+	// The packets in flight were sent on the old path: neither their
+	// fate nor their RTT samples go to the new path's state.
+	since, _ := c.sent.NextPacketNumber(ackhandler.SpaceApplication)
+	c.ccw.newPath(now, cc, int64(since), c.sent.BytesInFlight())
+	c.sent.IgnoreRTTSamplesBefore(since)
 	c.ccw.cc.SetMaxDatagramSize(c.maxDatagramSize)
 	// ECN capability is a property of the path: "The new path might not
 	// have the same ECN capability. Therefore, the endpoint validates ECN
@@ -464,9 +533,14 @@ func (c *connState) onValidated(now time.Time, i int) {
 		p.onValidated = nil
 		f(true)
 	}
-	if i == ps.active && ps.fallback >= 0 && ps.fallback != i {
+	if i == ps.active && ps.fallback >= 0 && ps.fallback != i && ps.fallback != ps.rx {
 		// The peer proved it owns its new address: the old path is no
-		// longer needed.
+		// longer needed. Unless the datagram being processed came from
+		// it: the PATH_RESPONSE validates the new path wherever it
+		// arrives (Section 8.2.3), and a NAT that rebound and flipped
+		// back puts the peer at the old address again. The old path then
+		// stays, validated, for the packet's non-probing frames to move
+		// the connection back to (onPathPacket).
 		c.dropPath(ps.fallback)
 		ps.fallback = -1
 	}
@@ -556,4 +630,37 @@ func (p *netPath) allowance() int {
 		return -1
 	}
 	return int(3*p.recv - min(p.sent, 3*p.recv))
+}
+
+// closingCounts reports whether a datagram of size bytes from the path
+// being processed counts for the closing state's answers (RFC 9000,
+// Section 10.2.1), which go to the active path. When that path is not
+// validated, only its own datagrams count, and they add to its
+// anti-amplification allowance: "an endpoint MUST limit the amount of
+// data it sends to the unvalidated address to three times the amount of
+// data received from that address" (Section 9.3.1). Without keys any
+// datagram routed to the connection is attributed to it.
+func (c *connState) closingCounts(size int) bool {
+	p := c.activePath()
+	if c.pathAllowance(p) < 0 {
+		return true
+	}
+	if c.paths.rx != c.paths.active {
+		return false
+	}
+	p.recv += uint64(size)
+	return true
+}
+
+// closeFitsPath reports whether a CONNECTION_CLOSE datagram of size bytes
+// may go to the active path, and counts it sent there if so: within the
+// anti-amplification limit of a path that is not validated (RFC 9000,
+// Sections 9.3.1 and 10.2.1).
+func (c *connState) closeFitsPath(size int) bool {
+	p := c.activePath()
+	if a := c.pathAllowance(p); a >= 0 && size > a {
+		return false
+	}
+	p.sent += uint64(size)
+	return true
 }

@@ -44,11 +44,32 @@ func (c *connState) pathAllowance(p *netPath) int {
 	return p.allowance()
 }
 
+// challengeReserve is the part of an unvalidated path's
+// anti-amplification allowance that other packets leave for the
+// PATH_CHALLENGE still to send on it: a short header, the frame, a PING
+// and the AEAD tag.
+const challengeReserve = 1 + wire.MaxConnectionIDLen + 4 + 9 + 1 + 16
+
+// activeAllowance is pathAllowance of the active path for the packets
+// pollTransmit builds: while a PATH_CHALLENGE may still have to be sent
+// on the path, they leave room for it. Otherwise the 3x limit, spent on
+// data, would leave nothing for the retransmitted challenge, and a path
+// whose first challenge was lost could never be validated: its
+// validation would fail with the peer there all along.
+func (c *connState) activeAllowance() int {
+	p := c.activePath()
+	a := c.pathAllowance(p)
+	if a < 0 || !p.validating || p.challengeToSend || p.nChallenges >= maxPathChallenges {
+		return a
+	}
+	return max(a-challengeReserve, 0)
+}
+
 // pathBlocked reports whether the active path's anti-amplification limit
 // leaves no room for a packet: then only more bytes from the peer (or a
 // timer other than the ACK and pacing ones) can let something out.
 func (c *connState) pathBlocked() bool {
-	a := c.pathAllowance(c.activePath())
+	a := c.activeAllowance()
 	return a >= 0 && a < minPacketRoom+16
 }
 

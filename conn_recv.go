@@ -51,10 +51,28 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 	// the Initial space is gone its packets are dropped anyway, and small
 	// datagrams (acknowledgments, most of all) take no extra look.
 	small := c.role == wire.RoleServer && len(d) < minInitialPacketSize && !c.spaces[ackhandler.SpaceInitial].discarded
-	for len(d) > 0 {
+	var firstDstConnID wire.ConnectionID
+	for i := 0; len(d) > 0; i++ {
 		pkt, rest, err := wire.NextPacket(d, c.localConnID.Len())
 		if err != nil {
 			return
+		}
+		if i > 0 || len(rest) > 0 {
+			// "Receivers SHOULD ignore any subsequent packets with a
+			// different Destination Connection ID than the first packet
+			// in the datagram." (RFC 9000, Section 12.2) A datagram of
+			// one packet, as nearly all are, needs no look.
+			dcid, err := wire.ParseDestConnectionID(pkt, c.localConnID.Len())
+			if err != nil {
+				return
+			}
+			if i == 0 {
+				firstDstConnID = dcid
+			} else if dcid != firstDstConnID {
+				c.traceDrop(packetTypeOf(pkt), len(pkt), DropUnknownConnection)
+				d = rest
+				continue
+			}
 		}
 		if small {
 			if pt, err := wire.PacketTypeOf(pkt); err == nil && pt == wire.PacketTypeInitial {
@@ -78,6 +96,15 @@ func (c *connState) processDatagram(now time.Time, d []byte, ecn ackhandler.ECNM
 // connection.
 func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
 	c.obs.rxSize = len(pkt)
+	if !wire.FixedBitSet(pkt[0]) && !isVersionNegotiation(pkt) {
+		// "Fixed Bit: The next bit (0x40) of byte 0 is set to 1. Packets
+		// containing a zero value for this bit are not valid packets in
+		// this version and MUST be discarded." (RFC 9000, Sections
+		// 17.2 and 17.3.1) This endpoint does not send grease_quic_bit,
+		// which alone would allow a zero (RFC 9287, Section 3).
+		c.traceDrop(packetTypeOf(pkt), len(pkt), DropInvalid)
+		return
+	}
 	if wire.IsLongHeader(pkt[0]) {
 		c.handleLongHeaderPacket(now, pkt, ecn, buffer)
 		return
@@ -103,6 +130,7 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 			return
 		}
 		c.traceDrop(wire.PacketType1RTT, len(pkt), DropDecryptionFailure)
+		c.onAuthFailure(now, err, true)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], false); err != nil {
@@ -111,6 +139,14 @@ func (c *connState) handlePacket(now time.Time, pkt []byte, ecn ackhandler.ECNMa
 	}
 	c.rxDstConnID = wire.NewConnectionID(pkt[1:pnOff])
 	c.processPayload(now, ackhandler.SpaceApplication, wire.PacketType1RTT, pn, payload, ecn)
+	if c.zeroRTTOpen != nil && c.zeroRTTDiscard.IsZero() {
+		// "After receiving a 1-RTT packet, servers MUST discard 0-RTT
+		// keys within a short time; the RECOMMENDED time period is
+		// three times the Probe Timeout (PTO)" (RFC 9001, Section
+		// 4.9.3): until then they read 0-RTT packets reordered behind
+		// 1-RTT ones.
+		c.zeroRTTDiscard = now.Add(3 * c.rtt.PTO(true))
+	}
 }
 
 func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhandler.ECNMark, buffer bool) {
@@ -128,6 +164,10 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	}
 	hdr, pnOff, err := wire.ParseLongHeader(pkt)
 	if err != nil || !hdr.Version.IsSupported() {
+		return
+	}
+	if c.role == wire.RoleClient && !c.acceptsServerLongHeader(typ, len(hdr.Token), hdr.SrcConnID) {
+		c.traceDrop(typ, len(pkt), DropInvalid)
 		return
 	}
 	var space ackhandler.Space
@@ -179,6 +219,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	payload, err := open.Open(pkt, pnOff, pnLen, pn)
 	if err != nil {
 		c.traceDrop(typ, len(pkt), DropDecryptionFailure)
+		c.onAuthFailure(now, err, false)
 		return
 	}
 	if err := wire.CheckReservedBits(pkt[0], true); err != nil {
@@ -198,6 +239,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 		// Connection ID for subsequent packets" (RFC 9000, Section 7.2).
 		c.peerConnID = hdr.SrcConnID
 		c.peerIDs.setInitial(hdr.SrcConnID)
+		c.serverConnIDTaken = true
 	}
 	if typ == wire.PacketTypeHandshake && c.role == wire.RoleServer {
 		// "a server MUST discard Initial keys when it first successfully
@@ -213,6 +255,27 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	}
 	c.rxDstConnID = hdr.DstConnID
 	c.processPayload(now, space, typ, pn, payload, ecn)
+}
+
+// acceptsServerLongHeader reports whether a client may process a long
+// header packet of type typ from the server, given its Token's length and
+// Source Connection ID, before removing its protection:
+//
+//   - "Initial packets sent by the server MUST set the Token Length field
+//     to 0; clients that receive an Initial packet with a non-zero Token
+//     Length field MUST either discard the packet or generate a connection
+//     error of type PROTOCOL_VIOLATION" (RFC 9000, Section 17.2.2); it is
+//     discarded, so that an injected Initial cannot end the connection,
+//     and its Source Connection ID is not taken;
+//   - "Once a client has received a valid Initial packet from the server,
+//     it MUST discard any subsequent packet it receives on that
+//     connection with a different Source Connection ID" (RFC 9000,
+//     Section 7.2).
+func (c *connState) acceptsServerLongHeader(typ wire.PacketType, tokenLen int, srcConnID wire.ConnectionID) bool {
+	if typ == wire.PacketTypeInitial && tokenLen > 0 {
+		return false
+	}
+	return !c.serverConnIDTaken || srcConnID == c.peerConnID
 }
 
 // processPayload handles the frames of a decrypted packet and records it
@@ -256,11 +319,21 @@ func (c *connState) processPayload(now time.Time, space ackhandler.Space, pt wir
 	// "An endpoint restarts its idle timer when a packet from its peer is
 	// received and processed successfully." (RFC 9000, Section 10.1)
 	c.resetIdleTimer(now)
+	c.idleRestartOnSend = true
+}
+
+// isVersionNegotiation reports whether pkt is a Version Negotiation
+// packet: a long header with version 0, which has no Fixed Bit (RFC 9000,
+// Section 17.2.1).
+func isVersionNegotiation(pkt []byte) bool {
+	return wire.IsLongHeader(pkt[0]) && len(pkt) >= 5 && pkt[1]|pkt[2]|pkt[3]|pkt[4] == 0
 }
 
 // bufferUndecryptable keeps a copy of a packet whose keys are not yet
 // available, up to a small bound (RFC 9001, Section 5.7: "Endpoints ... can
-// choose to buffer ... packets"; the bound keeps memory fixed).
+// choose to buffer ... packets"; the bound keeps memory fixed). A packet is
+// acknowledged only once processed, so one dropped here is one the peer
+// will send again.
 func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
 	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
 		if buffer {
@@ -300,7 +373,11 @@ func (c *connState) receivedInitial() bool {
 // any other packet", and "MUST discard a Version Negotiation packet that
 // lists the QUIC version selected by the client."
 func (c *connState) handleVersionNegotiation(now time.Time, pkt []byte) {
-	if c.role != wire.RoleClient || c.receivedInitial() {
+	// "A client MUST discard any Version Negotiation packet if it has
+	// received and successfully processed any other packet, including an
+	// earlier Version Negotiation packet." (RFC 9000, Section 6.2) A
+	// Retry is such a packet.
+	if c.role != wire.RoleClient || c.receivedInitial() || c.hasRetried {
 		return
 	}
 	offered := c.version

@@ -29,8 +29,19 @@ const minPacketRoom = 1 + 20 + 4 + 4 + 16
 // (RFC 9000, Section 12.2).
 func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 	// One ECN codepoint for the whole datagram: the IP header has one.
+	// Datagrams that may carry Initial or Handshake packets go unmarked:
+	// during the handshake only PTOs fire and no packet is declared
+	// lost, so a path that drops ECT(0) packets would fail every
+	// handshake before the validation of RFC 9000, Section 13.4.2 ("If
+	// all packets marked with non-zero ECN codepoints are subsequently
+	// lost, it can disable marking") could notice. Measured on the
+	// simulator (TestSimECNHandshakeOnECTDroppingPath), marking them
+	// made the handshake take 31 s (client's packets dropped) or 7 s
+	// (server's) instead of 41 ms; testing ECN with the first 1-RTT
+	// packets costs nothing on such a path beyond their loss, and on
+	// others validates ECN about one round trip later.
 	c.sendECN = ackhandler.NotECT
-	if c.closeState == stateActive {
+	if c.closeState == stateActive && c.spaces[ackhandler.SpaceInitial].discarded && c.spaces[ackhandler.SpaceHandshake].discarded {
 		c.sendECN = c.sent.ECNMarking()
 	}
 	switch c.closeState {
@@ -58,6 +69,12 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		return b
 	}
 	limit := c.maxDatagramSize
+	if c.earlyParams != nil && c.earlyParams.MaxUDPPayloadSize < uint64(limit) {
+		// While 0-RTT packets may be sent, datagrams stay within the
+		// remembered max_udp_payload_size (RFC 9000, Section 7.4.1;
+		// conn_early.go).
+		limit = int(c.earlyParams.MaxUDPPayloadSize)
+	}
 	if !c.addressValidated {
 		// "Prior to validating the client address, servers MUST NOT send
 		// more than three times as many bytes as the number of bytes they
@@ -70,7 +87,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		limit = min(limit, int(allowance))
 	}
 	active := c.activePath()
-	if a := c.pathAllowance(active); a >= 0 {
+	if a := c.activeAllowance(); a >= 0 {
 		// The same limit on a path the peer moved to, until it is
 		// validated (RFC 9000, Section 9.3.1).
 		if a < minPacketRoom+16 {
@@ -125,6 +142,9 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 		}
 	}
 	if len(b) == 0 {
+		if mode == sendAny && limit == c.maxDatagramSize && c.earlyParams == nil {
+			c.onNothingToSend(now)
+		}
 		return nil
 	}
 	if padDatagram && len(b) < min(minInitialPacketSize, limit) {
@@ -182,6 +202,26 @@ func (c *connState) sendMode(now time.Time) sendMode {
 		return sendAckOnly
 	}
 	return sendAny
+}
+
+// onNothingToSend tells the congestion controller that the connection is
+// application-limited: pollTransmit found nothing to send although the
+// window had room and the pacer let packets go. "When bytes in flight is
+// smaller than the congestion window and sending is not pacing limited,
+// the congestion window is underutilized. This can happen due to
+// insufficient application data or flow control limits. When this
+// occurs, the congestion window SHOULD NOT be increased in either slow
+// start or congestion avoidance." (RFC 9002, Section 7.8; RFC 9438,
+// Section 5.8; BBR's MarkConnectionAppLimited). Stream data held back by
+// flow control (the peer's MAX_DATA or MAX_STREAM_DATA) or by the peer's
+// stream limit sends nothing either and counts the same way. A sender
+// only waiting for the pacer is not application-limited: "A sender SHOULD
+// NOT consider itself application limited if it would have fully
+// utilized the congestion window without pacing delay" (Section 7.8);
+// sendMode then returns sendAckOnly and this is not called. The
+// controller ends the period itself when a packet sent fills the window.
+func (c *connState) onNothingToSend(now time.Time) {
+	c.cc.OnAppLimited(now, c.sent.BytesInFlight())
 }
 
 // appendPacket appends one packet of space s, of at most room bytes, and
@@ -303,6 +343,14 @@ func (c *connState) sealPacket(now time.Time, b []byte, start, pnOff, pnLen int,
 	}
 	if ackEliciting {
 		c.lastAckEliciting = now
+		if c.idleRestartOnSend {
+			// "An endpoint also restarts its idle timer when sending an
+			// ack-eliciting packet if no other ack-eliciting packets
+			// have been sent since last receiving and processing a
+			// packet." (RFC 9000, Section 10.1)
+			c.idleRestartOnSend = false
+			c.resetIdleTimer(now)
+		}
 	}
 	return b[:start+len(sealed)]
 }
@@ -403,12 +451,13 @@ func (c *connState) appendFrames(now time.Time, b []byte, end int, s ackhandler.
 		if avail <= 0 {
 			break
 		}
-		off, data, _, ok := sp.crypto.send.nextFrame(avail)
+		off, n, _, ok := sp.crypto.send.nextFrame(avail)
 		if !ok {
 			break
 		}
-		b = wire.CryptoFrame{Offset: off, Data: data}.Append(b)
-		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(len(data))})
+		b = wire.CryptoFrame{Offset: off}.AppendHeader(b, n)
+		b = sp.crypto.send.appendData(b, off, n)
+		c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeCrypto, Offset: off, Length: uint64(n)})
 	}
 	if s == ackhandler.SpaceApplication {
 		b = c.appendDatagramFrames(b, end)

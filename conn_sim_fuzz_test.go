@@ -186,20 +186,23 @@ func checkFuzzBounds(t *testing.T, c *connState) {
 	if nStreams > limit || nAccept > limit {
 		t.Fatalf("%d streams and %d waiting to be accepted, with stream limits adding up to %d", nStreams, nAccept, limit)
 	}
-	total := 0
+	total, tables := 0, 0
 	for _, s := range streams {
 		s.mu.Lock()
-		total += len(s.recv.buf)
+		total += s.recv.memory()
+		tables += 8 * cap(s.recv.chunks.slots)
 		s.mu.Unlock()
 	}
-	// Buffers grow by doubling to cover what arrived below the limits
-	// granted, and the connection limit covers all streams.
-	if max := 2*int(c.connRecv.Limit()) + nStreams*recvBufMinCapacity; total > max {
+	// Chunks hold what arrived below the limits granted (a chunk at each
+	// end of a stream's data at most beyond it), and the connection limit
+	// covers all streams; a table has a slot per chunk of a stream's
+	// window.
+	if max := 2*int(c.connRecv.Limit()) + 2*nStreams*4096 + tables; total > max {
 		t.Fatalf("stream receive buffers hold %d bytes, connection limit %d", total, c.connRecv.Limit())
 	}
 	for s := range c.spaces {
-		if cs := c.spaces[s].crypto; cs != nil && len(cs.recv.buf) > 2*maxCryptoBufferPerLevel {
-			n := len(cs.recv.buf)
+		if cs := c.spaces[s].crypto; cs != nil && cs.recv.memory() > 2*maxCryptoBufferPerLevel {
+			n := cs.recv.memory()
 			t.Fatalf("CRYPTO buffer of space %d holds %d bytes", s, n)
 		}
 	}

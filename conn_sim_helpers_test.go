@@ -160,7 +160,11 @@ var patternTable = func() []byte {
 		x ^= x << 5
 		b[i] = byte(x >> 11)
 	}
-	copy(b[patternPeriod:], b[:64<<10])
+	// Byte by byte: the 64 KiB after the period start with the period's
+	// own tail, which a single copy (memmove) would take while still zero.
+	for i := patternPeriod; i < len(b); i++ {
+		b[i] = b[i-patternPeriod]
+	}
 	return b
 }()
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/quicstack/quic/internal/netsim"
+	"github.com/quicstack/quic/wire"
 )
 
 // Helpers of the conn_sim_path_*_test.go files.
@@ -91,4 +92,90 @@ func simDownload(t *testing.T, p *simPair, size int, limit time.Duration, during
 		}
 		return false
 	})
+}
+
+// cidWatch checks, for every 1-RTT datagram an endpoint sends, that no
+// connection ID of the peer's goes on two paths: "An endpoint MUST NOT
+// reuse a connection ID when sending to more than one destination
+// address" and "Similarly, an endpoint MUST NOT reuse a connection ID when
+// sending from more than one local address" (RFC 9000, Section 9.5).
+// Datagrams are seen where they leave the endpoint (its own addresses,
+// before any NAT).
+//
+// With rebind set, the one exception is allowed: "Due to network changes
+// outside the control of its peer, an endpoint might receive packets from
+// a new source address with the same Destination Connection ID field
+// value, in which case it MAY continue to use the current connection ID
+// with the new remote address while still sending from the same local
+// address." (Section 9.5) The ID in use may then follow the active path
+// to another remote address, from the same local one; it must never go
+// at once to the active path and another, and the other IDs keep to one
+// path each.
+type cidWatch struct {
+	t      testing.TB
+	e      *simEndpoint
+	rebind bool
+	last   map[wire.ConnectionID]cidPath
+	// reused counts datagrams that broke the rule; fatal, if set, fails
+	// the test at the first. moved counts the exception's uses.
+	reused, moved int
+	fatal         bool
+}
+
+type cidPath struct{ from, to netsim.Addr }
+
+func watchConnIDs(t testing.TB, e *simEndpoint, cidLen int, rebind bool) *cidWatch {
+	w := &cidWatch{t: t, e: e, rebind: rebind, last: map[wire.ConnectionID]cidPath{}, fatal: true}
+	prev := e.onSend
+	e.onSend = func(from, to netsim.Addr, d []byte, challenge bool) {
+		if prev != nil {
+			prev(from, to, d, challenge)
+		}
+		if len(d) == 0 || wire.IsLongHeader(d[0]) {
+			return
+		}
+		cid, err := wire.ParseDestConnectionID(d, cidLen)
+		if err != nil || cid.Len() == 0 {
+			return
+		}
+		w.sent(cid, cidPath{from, to})
+	}
+	return w
+}
+
+func (w *cidWatch) sent(cid wire.ConnectionID, p cidPath) {
+	q, seen := w.last[cid]
+	w.last[cid] = p
+	if !seen || q == p {
+		if !w.rebind || w.onActive(p) || cid != w.e.c.peerIDs.active() {
+			return
+		}
+		w.fail(cid, p, w.activePath(), "while the active path uses it")
+		return
+	}
+	if w.rebind {
+		switch {
+		case w.onActive(p) && cid == w.e.c.peerIDs.active() && q.from == p.from:
+			w.moved++
+			return
+		}
+	}
+	w.fail(cid, p, q, "before")
+}
+
+func (w *cidWatch) activePath() cidPath {
+	a := w.e.c.activePath().addrs
+	return cidPath{simAddr(a.local), simAddr(a.remote)}
+}
+
+func (w *cidWatch) onActive(p cidPath) bool {
+	a := w.e.c.activePath().addrs
+	return p.to.AddrPort() == a.remote && localMatches(a.local, p.from.AddrPort())
+}
+
+func (w *cidWatch) fail(cid wire.ConnectionID, p, q cidPath, when string) {
+	w.reused++
+	if w.fatal {
+		w.t.Fatalf("connection ID %v sent from %v to %v, and %s from %v to %v", cid, p.from, p.to, when, q.from, q.to)
+	}
 }

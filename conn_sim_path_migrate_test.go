@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/internal/netsim"
 	"github.com/quicstack/quic/wire"
 )
@@ -159,4 +160,85 @@ func TestSimPathProbeFails(t *testing.T) {
 		t.Error("the probe's connection ID was not retired")
 	}
 	simDownload(t, p, 256<<10, 5*time.Second, nil)
+}
+
+// "The server MUST send non-probing packets from its original address
+// until it receives a non-probing packet from the client at its preferred
+// address and until the server has validated the new path." (RFC 9000,
+// Section 9.6.2) Until then only probing packets (its PATH_CHALLENGE and
+// PATH_RESPONSE) leave the preferred address; the download goes on.
+func TestSimPathPreferredAddressValidatedFirst(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 129)
+	pref := netsim.Addr{Host: 5, Port: 8443}
+	p.net.Connect(1, 5, testLink, testLink)
+	p.snode.AddAddr(pref)
+	p.server.preferred = &wire.PreferredAddress{IPv4: pref.AddrPort()}
+	early, probes := 0, 0
+	p.server.onSend = func(from, to netsim.Addr, d []byte, challenge bool) {
+		srv := p.server.c
+		if from != pref || srv == nil {
+			return
+		}
+		i := srv.paths.find(pathAddrs{local: from.AddrPort(), remote: to.AddrPort()})
+		switch {
+		case i < 0:
+			t.Errorf("server sent from its preferred address on a path it does not know")
+		case srv.paths.list[i].validated:
+		case i == srv.paths.active:
+			early++ // the active path's packets: ACK, STREAM ... frames
+		default:
+			probes++
+		}
+	}
+	p.connect(t)
+	simDownload(t, p, 2<<20, 10*time.Second, nil)
+	srv := p.server.c
+	if got := srv.activePath().addrs.local; got != pref.AddrPort() || !srv.activePath().validated {
+		t.Errorf("server sends from %v, validated %v; want %v, validated", got, srv.activePath().validated, pref.AddrPort())
+	}
+	if early > 0 {
+		t.Errorf("server sent %d non-probing datagrams from its preferred address before validating the path", early)
+	}
+	if probes == 0 {
+		t.Error("server never probed the path from its preferred address (\"The server MUST probe on the path toward the client from its preferred address\")")
+	}
+}
+
+// After the client moved to a new local address, the server's packets
+// still on their way to the old one arrive: the client processes them
+// (they come from the server's address, which it knows: "If a client
+// receives packets from an unknown server address, the client MUST
+// discard these packets", RFC 9000, Section 9), instead of leaving the
+// data they carry for the server to send again.
+func TestSimPathClientMigrationKeepsInFlight(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 130)
+	newAddr := netsim.Addr{Host: 6, Port: 7000}
+	p.net.Connect(6, 2, testLink, testLink)
+	p.cnode.AddAddr(newAddr)
+	p.connect(t)
+	cl := p.client.c
+	oldLocal := cl.activePath().addrs.local
+	late := 0
+	cl.onFrame = func(_ ackhandler.Space, f *wire.Frame) {
+		if f.Type.IsStream() && cl.activePath().addrs.local == newAddr.AddrPort() && cl.rxPath().addrs.local == oldLocal {
+			late++
+		}
+	}
+	moved := false
+	simDownload(t, p, 4<<20, 30*time.Second, func(got int) {
+		if !moved && got > 1<<20 {
+			target := pathAddrs{local: newAddr.AddrPort(), remote: cl.activePath().addrs.remote}
+			if err := cl.probePath(p.sim.Now(), target, false, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			moved = true
+		}
+	})
+	if cl.activePath().addrs.local != newAddr.AddrPort() {
+		t.Fatalf("client on %v", cl.activePath().addrs)
+	}
+	if late == 0 {
+		t.Error("the client processed no STREAM frame that reached its old address after it moved")
+	}
+	t.Logf("%d STREAM frames processed from the old address after the move; server declared %d packets lost", late, p.server.c.sent.LostPackets())
 }

@@ -31,16 +31,16 @@ func TestSimPathNATRebinding(t *testing.T) {
 		remote := srv.activePath().addrs.remote
 		switch {
 		case stage == 1 && cwndPort == 0 && remote == outside[1].AddrPort():
-			cwndPort = srv.cc.CongestionWindow()
+			cwndPort = srv.ccw.cc.CongestionWindow()
 		case stage == 2 && cwndAddr == 0 && remote == outside[2].AddrPort():
-			cwndAddr = srv.cc.CongestionWindow()
+			cwndAddr = srv.ccw.cc.CongestionWindow()
 		}
 		switch {
 		case stage == 0 && got > 3<<20:
 			p.net.SetNAT(caddr, outside[1]) // port change
 			stage++
 		case stage == 1 && got > 6<<20:
-			cwnd0 = srv.cc.CongestionWindow()
+			cwnd0 = srv.ccw.cc.CongestionWindow()
 			p.net.SetNAT(caddr, outside[2]) // address change
 			stage++
 		}

@@ -81,6 +81,10 @@ type simEndpoint struct {
 	// maxRecvPayload, on a server, is the max_udp_payload_size it
 	// advertises (0: the default).
 	maxRecvPayload int
+	// ecn, on a server, makes its connection mark packets (as a socket
+	// with ECN does); on either side, the datagrams sent carry the
+	// connection's marks.
+	ecn bool
 }
 
 // simAddr is the inverse of netsim.Addr.AddrPort.
@@ -113,7 +117,7 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
 		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
 		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed, statelessReset: e.resetter,
 		path: pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, preferredAddress: e.preferred,
-		maxRecvPayload: e.maxRecvPayload,
+		maxRecvPayload: e.maxRecvPayload, ecn: e.ecn,
 	})
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)
@@ -160,7 +164,11 @@ func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 		if e.onSend != nil {
 			e.onSend(from, to, d, e.c.paths.challengesSent > challenges)
 		}
-		out.SendFrom(from, to, d, netsim.NotECT)
+		mark := netsim.NotECT
+		if e.ecn {
+			mark = netsim.ECN(e.c.sendECN)
+		}
+		out.SendFrom(from, to, d, mark)
 	}
 }
 

@@ -60,6 +60,10 @@ type connState struct {
 	retrySrcConnID   wire.ConnectionID // client: the Retry's SCID, if any
 	hasRetried       bool
 	retryToken       []byte // client: sent in every Initial after a Retry
+	// serverConnIDTaken: a client took peerConnID from the server's
+	// first Initial packet, and discards packets with another Source
+	// Connection ID (RFC 9000, Section 7.2; acceptsServerLongHeader).
+	serverConnIDTaken bool
 
 	tls         *handshake.CryptoSetup
 	spaces      [3]packetSpace // by ackhandler.Space
@@ -68,6 +72,16 @@ type connState struct {
 	appSuite    uint16
 	zeroRTTSeal *handshake.Sealer
 	zeroRTTOpen *handshake.Opener
+	// zeroRTTDiscard is when a server discards zeroRTTOpen, three PTOs
+	// after the first 1-RTT packet (RFC 9001, Section 4.9.3); zero
+	// before it.
+	zeroRTTDiscard time.Time
+	// aeadFailures counts the received packets of the Initial, 0-RTT and
+	// Handshake levels that failed authentication (1-RTT keys count
+	// their own), and integrityLimit is the limit on all of them
+	// together, of the AEAD selected (conn_aead_limit.go).
+	aeadFailures   uint64
+	integrityLimit uint64
 
 	rtt    *congestion.RTTStats
 	cc     congestion.Controller
@@ -115,6 +129,10 @@ type connState struct {
 	lastActivity time.Time
 	pingToSend   bool
 	idleReleased bool
+	// idleRestartOnSend: a packet was received and processed since the
+	// last ack-eliciting packet sent, which restarts the idle timer when
+	// it goes (RFC 9000, Section 10.1).
+	idleRestartOnSend bool
 
 	// Closing (RFC 9000, Section 10.2).
 	closeState  closeState
@@ -155,6 +173,13 @@ type connState struct {
 	earlyParams  *wire.TransportParameters // client: the remembered server limits in force during 0-RTT
 	rxPacketType wire.PacketType           // type of the packet being processed
 	rxNewCrypto  bool                      // the packet being processed advanced its space's CRYPTO stream
+	// cryptoReadLevel is the encryption level TLS reads at
+	// (conn_tls_checks.go).
+	cryptoReadLevel handshake.EncryptionLevel
+	// heldStreams, on a client whose 0-RTT was rejected, are the streams
+	// it opened beyond the server's real stream limit, which send nothing
+	// until the limit rises (conn_early.go).
+	heldStreams []*stream
 
 	// NEW_TOKEN (RFC 9000, Section 8.1.3): a server's token to send
 	// (minted for newTokenFor when the frame is first built, so that a
@@ -231,25 +256,28 @@ type packetSpace struct {
 type cryptoStream struct {
 	recv recvBuffer
 	send sendBuffer
+	// partial, in the application space, is a post-handshake TLS message
+	// received in part (conn_tls_checks.go).
+	partial []byte
 }
 
 // cryptoStream returns the space's CRYPTO stream, making it if needed.
 func (sp *packetSpace) cryptoStream() *cryptoStream {
 	if sp.crypto == nil {
 		sp.crypto = &cryptoStream{
-			recv: newRecvBuffer(maxCryptoBufferPerLevel, recvBufDefaultMaxGaps),
+			recv: newRecvBuffer(maxCryptoBufferPerLevel),
 			send: newSendBuffer(maxCryptoBufferPerLevel),
 		}
-		sp.crypto.send.pooled = true
 	}
 	return sp.crypto
 }
 
-// dropCrypto drops the space's CRYPTO stream, giving its send ring back
-// to the pool (stream_buffer_pool.go).
+// dropCrypto drops the space's CRYPTO stream, giving its chunks back to
+// the pool (stream_buffer_chunks.go).
 func (sp *packetSpace) dropCrypto() {
 	if sp.crypto != nil {
-		sp.crypto.send.free()
+		sp.crypto.send.release()
+		sp.crypto.recv.reset()
 		sp.crypto = nil
 	}
 }
@@ -322,6 +350,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		addressValidated: role == wire.RoleClient || p.addressValidated,
 		rtt:              congestion.NewRTTStats(),
 		retryToken:       p.token,
+		integrityLimit:   handshake.AESGCMIntegrityLimit, // Initial packets' AEAD (conn_aead_limit.go)
 		newTokenFor:      p.newToken,
 		tokenKey:         p.tokenKey,
 		obs:              connObs{t: p.tracer},
@@ -361,6 +390,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.cc = c.ccw
 	c.paths.init(true)
 	c.paths.list[0].addrs = p.path
+	c.paths.handshakeRemote = p.path.remote
 	c.pacer = congestion.NewPacer(c.maxDatagramSize)
 	c.frames.c = c
 	c.sent = ackhandler.New(ackhandler.Config{
@@ -378,7 +408,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	c.installInitialKeys(p.initialSeal, p.initialOpen)
 
 	c.connRecv = flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{
-		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow,
+		InitialWindow: cfg.InitialConnectionReceiveWindow, MaxWindow: cfg.MaxConnectionReceiveWindow, Shared: true,
 	})
 	c.streams = newStreamsMap(c)
 
@@ -415,6 +445,10 @@ func (c *connState) newController() congestion.Controller {
 		RTT: c.rtt, MaxDatagramSize: c.maxDatagramSize, Seed: c.ccSeed,
 	})
 }
+
+// testHookTransportParameters, set by tests only, changes the transport
+// parameters an endpoint sends, to play a peer that sends unusual ones.
+var testHookTransportParameters func(wire.Role, *wire.TransportParameters)
 
 // ourTransportParameters builds the transport parameters this endpoint
 // sends (RFC 9000, Section 18.2).
@@ -461,6 +495,9 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 		c.offerPreferredAddress(&tp, p.preferredAddress)
 	}
 	tp.DisableActiveMigration = cfg.DisableActiveMigration
+	if testHookTransportParameters != nil {
+		testHookTransportParameters(c.role, &tp)
+	}
 	return tp
 }
 
@@ -527,8 +564,14 @@ func (c *connState) spaceForLevel(l handshake.EncryptionLevel) *packetSpace {
 func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 	write := ev.Kind == handshake.EventWriteSecret
 	c.traceKeyInstalled(ev.Level, write)
+	if !write && ev.Level != handshake.LevelEarlyData {
+		if err := c.onReadLevel(ev.Level); err != nil {
+			return err
+		}
+	}
 	switch ev.Level {
 	case handshake.LevelHandshake:
+		c.setIntegrityLimit(ev.Suite)
 		sp := &c.spaces[ackhandler.SpaceHandshake]
 		var err error
 		if write {
@@ -545,7 +588,7 @@ func (c *connState) installSecret(now time.Time, ev handshake.Event) error {
 		if write {
 			c.zeroRTTSeal, err = handshake.NewSealer(ev.Suite, c.firstVersion, ev.Data)
 			if err == nil {
-				c.onEarlyDataOffered()
+				c.onEarlyDataOffered(now)
 			}
 		} else {
 			c.zeroRTTOpen, err = handshake.NewOpener(ev.Suite, c.firstVersion, ev.Data)
@@ -650,8 +693,11 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 		}
 	}
 	c.rtt.SetMaxAckDelay(p.MaxAckDelay)
-	c.connSend.OnMaxData(p.InitialMaxData)
-	c.streams.onPeerParams(p)
+	if c.earlyParams == nil {
+		// A client that may still send 0-RTT packets keeps the
+		// remembered limits until the handshake completes (end0RTT).
+		c.applyPeerLimits()
+	}
 	if p.MaxUDPPayloadSize < uint64(c.maxDatagramSize) {
 		c.maxDatagramSize = int(p.MaxUDPPayloadSize)
 	}
@@ -671,6 +717,14 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 	return nil
 }
 
+// applyPeerLimits puts the flow-control and stream limits of the peer's
+// transport parameters in force.
+func (c *connState) applyPeerLimits() {
+	c.connSend.OnMaxData(c.peerParams.InitialMaxData)
+	c.streams.onPeerParams(c.peerParams)
+	c.releaseHeldStreams()
+}
+
 func (c *connState) onHandshakeComplete(now time.Time) {
 	c.handshakeComplete = true
 	c.used0RTT = c.tls.EarlyDataAccepted()
@@ -678,6 +732,7 @@ func (c *connState) onHandshakeComplete(now time.Time) {
 		// "a client MUST NOT send 0-RTT packets once it starts processing
 		// 1-RTT packets" (RFC 9001, Section 4.1.4 / 5.6)
 		c.zeroRTTSeal = nil
+		c.end0RTT()
 	}
 	c.events.handshakeComplete = true
 	c.handshakeTimeout = time.Time{}

@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -31,9 +32,11 @@ type streamsMap struct {
 	openedBidi, openedUni   uint64
 	peerMaxBidi, peerMaxUni uint64
 	blockedBidi, blockedUni bool // an opener waits: send STREAMS_BLOCKED
-	streamsBlockedSentBidi  uint64
-	streamsBlockedSentUni   uint64
-	openWait                chan struct{} // made for a waiter, closed and cleared when limits rise
+	// The limit the last STREAMS_BLOCKED of each kind carried, plus
+	// one; 0 when none is outstanding (none sent, or it was lost).
+	streamsBlockedSentBidi uint64
+	streamsBlockedSentUni  uint64
+	openWait               chan struct{} // made for a waiter, closed and cleared when limits rise
 	// Streams the peer opens: the highest count seen, how many closed,
 	// and the limit advertised.
 	peerOpenedBidi, peerOpenedUni uint64
@@ -41,8 +44,12 @@ type streamsMap struct {
 	maxBidi, maxUni               uint64 // our advertised limits
 	maxBidiSent, maxUniSent       uint64
 	maxBidiLost, maxUniLost       bool // a MAX_STREAMS frame was lost
-	acceptBidi, acceptUni         []*stream
-	acceptWait                    chan struct{} // made for a waiter, closed and cleared when streams arrive
+	// The largest limit the peer said in STREAMS_BLOCKED it has used,
+	// up to the limit advertised: streams it opened whose frames have
+	// not arrived count as opened.
+	peerBlockedBidi, peerBlockedUni uint64
+	acceptBidi, acceptUni           []*stream
+	acceptWait                      chan struct{} // made for a waiter, closed and cleared when streams arrive
 	// attention holds streams whose application side changed (data
 	// written or read, close, cancel); attentionPending is set while it
 	// is not empty, so that the connection goroutine looks without the
@@ -61,12 +68,14 @@ type streamsMap struct {
 	// a stream's readConsumed before the reader counted it here.
 	readPending atomic.Int64
 	readWakeAt  atomic.Int64
-	// waitingReaders counts the application goroutines blocked in a Read,
-	// and connStarved is set by the connection goroutine while the
-	// connection's receive window is starved (flowcontrol: Starved): a
-	// reader that starts waiting then wakes the goroutine, which grows the
-	// window (connState.growWindowForReaders). Each side writes its own
-	// and reads the other's, so at least one sees both (sequentially
+	// waitingReaders counts the application goroutines blocked in a Read
+	// or an Accept, which wait for the peer's stream data, and
+	// connStarved is set by the connection goroutine while the
+	// connection's receive window is starved and may grow
+	// (flowcontrol: CanGrowForWaitingReader): a reader that starts
+	// waiting then wakes the goroutine, which grows the window
+	// (connState.growWindowForReaders). Each side writes its own and
+	// reads the other's, so at least one sees both (sequentially
 	// consistent atomics).
 	waitingReaders atomic.Int64
 	connStarved    atomic.Bool
@@ -80,14 +89,19 @@ type streamsMap struct {
 	// initial send credit of new streams.
 	peerParams *wire.TransportParameters
 
-	// The connection goroutine's alone, without m.mu: sendable holds
+	// The connection goroutine's alone, without m.mu: retiredSizes
+	// remembers the final sizes of the streams retired last. sendable holds
 	// streams with frames to send, in round-robin order; sendableBuf is
 	// the array it was last allocated in (it pops from the front), and
-	// sendableCopy a copy to walk. lastStream caches the stream lookup
-	// found last (acknowledgments of one stream come in runs).
+	// sendableCopy a copy to walk. parked holds the streams whose data
+	// waits for stream credit only (stream.creditWait), out of the
+	// queue; markSendable takes them back. lastStream caches the stream
+	// lookup found last (acknowledgments of one stream come in runs).
+	retiredSizes *retiredFinalSizes
 	sendable     []*stream
 	sendableBuf  []*stream
 	sendableCopy []*stream
+	parked       []*stream
 	lastStream   *stream
 }
 
@@ -117,7 +131,16 @@ func (m *streamsMap) onPeerParams(p *wire.TransportParameters) {
 	for _, s := range streams {
 		s.mu.Lock()
 		s.initSendCredit(p)
+		want := s.wantsToSend()
 		s.mu.Unlock()
+		if want {
+			// A stream that waits for credit is parked outside the send
+			// queue (requeue): whoever raises its credit queues it. A
+			// client has not sent STREAM_DATA_BLOCKED, a 1-RTT frame here,
+			// under the limits remembered for 0-RTT when the server's
+			// arrive, so none is parked yet; this keeps it so.
+			m.markSendable(s)
+		}
 	}
 }
 
@@ -166,14 +189,31 @@ func (m *streamsMap) addStream(s *stream) {
 // releaseIdle drops the map of a quiet connection that has no stream: a
 // map keeps its storage when emptied. It drops the copy of the sendable
 // queue too, which holds the streams it was last made of, finished ones
-// with their buffers among them (connection goroutine).
+// with their buffers among them (connection goroutine). The streams that
+// stay give back the chunk tables of their empty buffers (their chunks
+// went back as data was read or acknowledged): a quiet connection keeps
+// no buffer memory but for data still unread or unacknowledged.
 func (m *streamsMap) releaseIdle() {
 	m.mu.Lock()
 	if len(m.streams) == 0 {
 		m.streams = nil
 	}
+	var streams []*stream
+	if len(m.streams) > 0 {
+		streams = make([]*stream, 0, len(m.streams)) // once per quiet period
+		for _, s := range m.streams {
+			streams = append(streams, s)
+		}
+	}
 	m.mu.Unlock()
+	for _, s := range streams {
+		s.mu.Lock() // never while holding m.mu
+		s.recv.shrink()
+		s.send.shrink()
+		s.mu.Unlock()
+	}
 	m.sendableCopy = nil
+	m.retiredSizes = nil
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -236,6 +276,32 @@ func (m *streamsMap) acceptStream(bidi bool) (*stream, <-chan struct{}, error) {
 		return nil, nil, m.closed
 	}
 	return nil, waitChannel(&m.acceptWait), nil
+}
+
+// waitAccept waits for the peer to open a stream (see acceptStream), or
+// for ctx to be done. While it waits it counts as a reader waiting for
+// the peer's data (readerWaits): a new stream's first byte needs
+// connection credit like any other, and an application that accepted
+// streams and leaves them unread while it waits for the next one would
+// otherwise wait forever once that data used the connection window up.
+// net/http2 does not meet this: HEADERS, which open a stream, are not
+// flow controlled; in QUIC the request is stream data.
+func (m *streamsMap) waitAccept(ctx context.Context, bidi bool) (*stream, error) {
+	counted := false
+	s, err := waitForStream(ctx, func(bidi bool) (*stream, <-chan struct{}, error) {
+		s, wait, err := m.acceptStream(bidi)
+		if wait != nil && !counted {
+			counted = true
+			if m.readerWaits(1) {
+				m.wake()
+			}
+		}
+		return s, wait, err
+	}, bidi)
+	if counted {
+		m.readerWaits(-1)
+	}
+	return s, err
 }
 
 // getOrOpenPeerStream returns the stream a frame refers to, creating it and
@@ -303,8 +369,15 @@ func (m *streamsMap) getOrOpenPeerStream(id wire.StreamID, ft wire.FrameType, fo
 
 func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
 	s, err := m.getOrOpenPeerStream(f.StreamID, wire.FrameTypeStream, false)
-	if s == nil || err != nil {
+	if err != nil {
 		return err
+	}
+	if s == nil {
+		// The stream is closed already, so its receiving part ended: all
+		// data up to the final size was read, or the peer reset it, or
+		// the application abandoned it (CancelRead). The frame carries
+		// nothing anyone will read; only its final size is checked.
+		return m.checkRetired(f.StreamID, f.Offset+uint64(len(f.Data)), f.Fin, wire.FrameTypeStream)
 	}
 	if m.c.rxPacketType == wire.PacketType0RTT {
 		s.mu.Lock()
@@ -322,8 +395,11 @@ func (m *streamsMap) handleStreamFrame(now time.Time, f wire.StreamFrame) error 
 
 func (m *streamsMap) handleResetStream(now time.Time, id wire.StreamID, code, finalSize uint64) error {
 	s, err := m.getOrOpenPeerStream(id, wire.FrameTypeResetStream, false)
-	if s == nil || err != nil {
+	if err != nil {
 		return err
+	}
+	if s == nil {
+		return m.checkRetired(id, finalSize, true, wire.FrameTypeResetStream)
 	}
 	if err := s.handleResetStream(now, code, finalSize); err != nil {
 		return err
@@ -351,7 +427,7 @@ func (m *streamsMap) handleMaxStreamData(f wire.MaxStreamDataFrame) error {
 	raised := s.sendFC.OnMaxData(f.MaximumStreamData)
 	s.mu.Unlock()
 	if raised {
-		m.markSendable(s)
+		m.markSendable(s) // from the parked streams, often
 	}
 	return nil
 }
@@ -407,30 +483,66 @@ func (m *streamsMap) noteAttention(s *stream, wake bool) {
 	}
 }
 
-// markSendable queues s for sending. Connection goroutine only.
+// markSendable queues s for sending, taking it from the parked streams.
+// Connection goroutine only.
 func (m *streamsMap) markSendable(s *stream) {
+	if s.held {
+		return // beyond the peer's stream limit (releaseHeld)
+	}
+	m.unpark(s)
 	if !s.inSendable {
 		s.inSendable = true
 		m.pushSendable(s)
 	}
 }
 
-// pushSendable appends s to the sendable queue. Popping
-// from the front makes the queue drift toward the end of its array; when
-// it reaches the end while using at most half the array, it moves back
-// to the start instead of growing.
+// requeue puts s, which left the send queue or found nothing to send,
+// among the parked streams if its data waits for stream credit only
+// (wantsToSend set creditWait), so that keep-alives still repeat its
+// STREAM_DATA_BLOCKED (rearmBlocked) while it costs nothing per packet.
+// Connection goroutine only.
+func (m *streamsMap) requeue(s *stream) {
+	if s.creditWait && !s.inSendable && s.parkedAt == 0 {
+		m.parked = append(m.parked, s)
+		s.parkedAt = len(m.parked)
+	}
+}
+
+// unpark takes s from the parked streams, if it is there.
+func (m *streamsMap) unpark(s *stream) {
+	i := s.parkedAt - 1
+	if i < 0 {
+		return
+	}
+	last := len(m.parked) - 1
+	m.parked[i] = m.parked[last]
+	m.parked[i].parkedAt = i + 1
+	m.parked[last] = nil
+	m.parked = m.parked[:last]
+	s.parkedAt = 0
+}
+
+// pushSendable appends s to the sendable queue. Popping from the front
+// makes the queue drift toward the end of its array; when it reaches the
+// end while using at most half the array, it moves back to the start
+// instead of growing, and when it grows, the new array is twice the
+// queue, so that a queue of constant length moves back at every drift
+// and allocates no more.
 func (m *streamsMap) pushSendable(s *stream) {
-	if len(m.sendable) == cap(m.sendable) && len(m.sendable) <= cap(m.sendableBuf)/2 {
-		n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
-		// The slots the queue moved away from would keep their
-		// streams, finished or not, until overwritten.
-		clear(m.sendableBuf[n:cap(m.sendableBuf)])
-		m.sendable = m.sendableBuf[:n]
+	if len(m.sendable) == cap(m.sendable) {
+		if len(m.sendable) < cap(m.sendableBuf) && len(m.sendable) <= cap(m.sendableBuf)/2 {
+			n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
+			// The slots the queue moved away from would keep their
+			// streams, finished or not, until overwritten.
+			clear(m.sendableBuf[n:cap(m.sendableBuf)])
+			m.sendable = m.sendableBuf[:n]
+		} else {
+			buf := make([]*stream, len(m.sendable), max(2*len(m.sendable)+2, 8))
+			copy(buf, m.sendable)
+			m.sendable, m.sendableBuf = buf, buf[:0]
+		}
 	}
 	m.sendable = append(m.sendable, s)
-	if cap(m.sendable) > cap(m.sendableBuf) {
-		m.sendableBuf = m.sendable[:0]
-	}
 }
 
 // copySendable returns a copy of the sendable queue in storage reused by
@@ -462,6 +574,8 @@ func (m *streamsMap) processAttention(now time.Time) {
 	for _, s := range list {
 		if s.applyAppChanges(now) {
 			m.markSendable(s)
+		} else {
+			m.requeue(s)
 		}
 		m.maybeRetire(s)
 	}
@@ -513,13 +627,27 @@ func (m *streamsMap) hasDataToSend() bool {
 	return len(m.sendable) > 0
 }
 
+// hasDataWaiting reports whether some stream has data to send, with or
+// without the credit to send it.
+func (m *streamsMap) hasDataWaiting() bool {
+	return len(m.sendable) > 0 || len(m.parked) > 0
+}
+
 // rearmBlocked lets every stream waiting to send repeat its
-// STREAM_DATA_BLOCKED frame (see connState.onKeepAlive).
+// STREAM_DATA_BLOCKED frame (see connState.onKeepAlive), the parked ones
+// too, which go back to the send queue for it.
 func (m *streamsMap) rearmBlocked() {
 	for _, s := range m.copySendable() {
 		s.mu.Lock()
 		s.sendFC.RearmBlocked()
 		s.mu.Unlock()
+	}
+	for len(m.parked) > 0 {
+		s := m.parked[len(m.parked)-1]
+		s.mu.Lock()
+		s.sendFC.RearmBlocked()
+		s.mu.Unlock()
+		m.markSendable(s)
 	}
 }
 
@@ -535,20 +663,75 @@ func (m *streamsMap) controlFramesPending() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.blockedBidi || m.blockedUni
+	return m.streamsBlockedDue(true) || m.streamsBlockedDue(false)
 }
 
 // maxStreamsDue reports whether a MAX_STREAMS frame should go out: when
-// half of the advertised unidirectional streams, or an eighth of the
-// bidirectional ones, were closed since the last one. Request/response
-// protocols (HTTP/3) keep many bidirectional streams in flight; waiting
-// for half of them stalled about half of the new requests at 64 in
-// flight against a limit of 100. m.mu must be held.
+// the one carrying the current limit was lost, or the limit rose (as
+// streams closed) since the last one by a batch (half of the advertised
+// unidirectional streams, an eighth of the bidirectional ones), or at
+// all while the peer may open fewer than a batch more. The last rule
+// keeps MaxIncomingStreams available to a peer that opens all it may
+// ("Implementations might choose to increase limits as streams are
+// closed, to keep the number of streams available to peers roughly
+// consistent", RFC 9000, Section 4.6): a peer near its limit gets credit
+// for each stream that closes, at once, while one far from it gets a
+// frame per batch. Batching alone held back a peer with 95 of 100 streams
+// open until 12 had closed. Request/response protocols (HTTP/3) keep many
+// bidirectional streams in flight; waiting for half of them stalled about
+// half of the new requests at 64 in flight against a limit of 100. A
+// STREAMS_BLOCKED frame counts the streams it reports as opened
+// (handleStreamsBlocked), but credit never waits for one: "An endpoint
+// MUST NOT wait to receive this signal before advertising additional
+// credit" (Section 4.6).
+//
+// Connection goroutine only; it writes all the state read here.
 func (m *streamsMap) maxStreamsDue(bidi bool) bool {
 	if bidi {
-		return m.maxBidiLost || m.maxBidi > m.maxBidiSent && m.maxBidi-m.maxBidiSent >= max(uint64(m.c.config.MaxIncomingStreams)/8, 1)
+		return m.maxBidiLost || streamCreditDue(m.maxBidi, m.maxBidiSent, max(m.peerOpenedBidi, m.peerBlockedBidi),
+			uint64(m.c.config.MaxIncomingStreams)/8)
 	}
-	return m.maxUniLost || m.maxUni > m.maxUniSent && m.maxUni-m.maxUniSent >= max(uint64(m.c.config.MaxIncomingUniStreams)/2, 1)
+	return m.maxUniLost || streamCreditDue(m.maxUni, m.maxUniSent, max(m.peerOpenedUni, m.peerBlockedUni),
+		uint64(m.c.config.MaxIncomingUniStreams)/2)
+}
+
+// streamCreditDue applies the rules of maxStreamsDue to a limit, the
+// limit last sent, the streams the peer used and the batch size.
+func streamCreditDue(limit, sent, used, batch uint64) bool {
+	if limit <= sent {
+		return false
+	}
+	batch = max(batch, 1)
+	return limit-sent >= batch || sent-min(used, sent) < batch
+}
+
+// handleStreamsBlocked handles a STREAMS_BLOCKED frame: the peer wants to
+// open a stream but has used the limit it carries. A limit below the one
+// last sent means that the MAX_STREAMS carrying it was lost (or is late):
+// it is sent again, with the current value. The streams the frame
+// reports count as opened for maxStreamsDue, up to the limit sent (a
+// larger value is a peer that lies, and changes nothing).
+func (m *streamsMap) handleStreamsBlocked(f wire.StreamsBlockedFrame) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	blocked, sent, lost := &m.peerBlockedBidi, m.maxBidiSent, &m.maxBidiLost
+	if !f.Bidi {
+		blocked, sent, lost = &m.peerBlockedUni, m.maxUniSent, &m.maxUniLost
+	}
+	*blocked = max(*blocked, min(f.MaximumStreams, sent))
+	if f.MaximumStreams < sent {
+		*lost = true
+	}
+}
+
+// streamsBlockedDue reports whether a STREAMS_BLOCKED frame should go
+// out: an opener found the peer's limit reached, and no frame carrying
+// that limit is outstanding. m.mu must be held.
+func (m *streamsMap) streamsBlockedDue(bidi bool) bool {
+	if bidi {
+		return m.blockedBidi && m.streamsBlockedSentBidi != m.peerMaxBidi+1
+	}
+	return m.blockedUni && m.streamsBlockedSentUni != m.peerMaxUni+1
 }
 
 // appendControlFrames appends MAX_STREAMS, STREAMS_BLOCKED and each
@@ -575,6 +758,10 @@ func (m *streamsMap) appendStreamsFrames(b []byte, end int) []byte {
 			if bidi {
 				f.MaximumStreams = m.maxBidi
 			}
+			// "If a max_streams transport parameter or a MAX_STREAMS frame
+			// is received with a value greater than 2^60 ... the
+			// connection MUST be closed" (RFC 9000, Section 4.6).
+			f.MaximumStreams = min(f.MaximumStreams, wire.MaxStreamCount)
 			if f.EncodedLen() <= end-len(b) {
 				b = f.Append(b)
 				if bidi {
@@ -585,18 +772,21 @@ func (m *streamsMap) appendStreamsFrames(b []byte, end int) []byte {
 				m.c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeMaxStreamsBidi, Extra: boolToUint(bidi)})
 			}
 		}
-		blocked, opened, sent := &m.blockedBidi, m.openedBidi, &m.streamsBlockedSentBidi
-		if !bidi {
-			blocked, opened, sent = &m.blockedUni, m.openedUni, &m.streamsBlockedSentUni
-		}
-		if *blocked && *sent != opened+1 {
+		if m.streamsBlockedDue(bidi) {
+			limit, sent := m.peerMaxBidi, &m.streamsBlockedSentBidi
+			if !bidi {
+				limit, sent = m.peerMaxUni, &m.streamsBlockedSentUni
+			}
 			// "A sender SHOULD send a STREAMS_BLOCKED frame when it wishes
 			// to open a stream but is unable to do so due to the maximum
-			// stream limit set by its peer" (RFC 9000, Section 19.14).
-			f := wire.StreamsBlockedFrame{Bidi: bidi, MaximumStreams: opened}
+			// stream limit set by its peer" (RFC 9000, Section 19.14),
+			// carrying "the maximum number of streams allowed at the time
+			// the frame was sent".
+			f := wire.StreamsBlockedFrame{Bidi: bidi, MaximumStreams: limit}
 			if f.EncodedLen() <= end-len(b) {
 				b = f.Append(b)
-				*sent = opened + 1
+				*sent = limit + 1
+				m.c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeStreamsBlockedBidi, Extra: boolToUint(bidi), Offset: limit})
 			}
 		}
 	}
@@ -620,6 +810,7 @@ func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte
 				m.sendable[0] = nil
 				m.sendable = m.sendable[1:]
 				s.inSendable = false
+				m.requeue(s)
 			}
 			if done {
 				m.retire(s)
@@ -633,6 +824,8 @@ func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte
 		b, more, done = s.appendStreamFrame(now, b, end)
 		if more {
 			m.markSendable(s)
+		} else {
+			m.requeue(s)
 		}
 		if done {
 			m.retire(s)
@@ -662,10 +855,29 @@ func (m *streamsMap) onFrameLost(f *ackhandler.FrameRecord) {
 		}
 		m.mu.Unlock()
 		return
+	case wire.FrameTypeStreamsBlockedBidi:
+		// "A new frame is sent if a packet containing the most recent
+		// frame for a scope is lost, but only while the endpoint is
+		// blocked on the corresponding limit. These frames always include
+		// the limit that is causing blocking at the time that they are
+		// transmitted." (RFC 9000, Section 13.3) streamsBlockedDue checks
+		// that an opener is still blocked when the frame is built.
+		m.mu.Lock()
+		sent := &m.streamsBlockedSentBidi
+		if f.Extra == 0 {
+			sent = &m.streamsBlockedSentUni
+		}
+		if *sent == f.Offset+1 {
+			*sent = 0
+		}
+		m.mu.Unlock()
+		return
 	}
 	if s := m.lookup(wire.StreamID(f.StreamID)); s != nil {
 		if s.onFrameLost(f) {
 			m.markSendable(s)
+		} else {
+			m.requeue(s)
 		}
 	}
 }
@@ -705,6 +917,13 @@ func (m *streamsMap) retire(s *stream) {
 	retired := false
 	defer func() { // after m.mu is released: the tracer may write a file
 		if retired {
+			m.rememberFinalSize(s)
+			// Both buffers are empty now; the application may keep the
+			// Stream for a while, but not their chunk tables.
+			s.mu.Lock()
+			s.recv.shrink()
+			s.send.shrink()
+			s.mu.Unlock()
 			m.c.traceStreamClosed(s.id)
 		}
 	}()
@@ -717,6 +936,7 @@ func (m *streamsMap) retire(s *stream) {
 	if m.lastStream == s {
 		m.lastStream = nil
 	}
+	m.unpark(s)
 	retired = true
 	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {

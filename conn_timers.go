@@ -10,8 +10,9 @@ import (
 // nextDeadline returns when handleTimeout must next be called, or the zero
 // time if nothing is scheduled. The connection's timers are few and fixed:
 // loss detection and PTO, delayed ACKs, idle and handshake timeouts,
-// keep-alive, pacing, discarding old 1-RTT keys, releasing the memory of
-// a quiet connection, and the end of closing.
+// keep-alive, pacing, discarding old 1-RTT keys and a server's 0-RTT
+// keys, releasing the memory of a quiet connection, and the end of
+// closing.
 func (c *connState) nextDeadline(now time.Time) time.Time {
 	var d time.Time
 	earliest := func(t time.Time) {
@@ -44,6 +45,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
 	earliest(c.idleReleaseDeadline())
+	earliest(c.zeroRTTDiscard)
 	if c.oneRTT != nil {
 		earliest(c.oneRTT.NextDeadline())
 	}
@@ -89,6 +91,9 @@ func (c *connState) handleTimeout(now time.Time) {
 		return
 	}
 	c.onPMTUTimer(now)
+	if !c.zeroRTTDiscard.IsZero() && !now.Before(c.zeroRTTDiscard) {
+		c.zeroRTTOpen, c.zeroRTTDiscard = nil, time.Time{} // RFC 9001, Section 4.9.3
+	}
 	if c.oneRTT != nil {
 		c.oneRTT.OnTimeout(now)
 		c.oneRTT.SetPTO(c.rtt.PTO(true))
@@ -101,10 +106,12 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 }
 
-// resetIdleTimer restarts the idle timer after receiving a packet: "To
+// resetIdleTimer restarts the idle timer after receiving a packet, or
+// sending the first ack-eliciting packet after one (sealPacket): "To
 // avoid excessively small idle timeout periods, endpoints MUST increase the
 // idle timeout period to be at least three times the current Probe Timeout
-// (PTO)" (RFC 9000, Section 10.1).
+// (PTO)" (RFC 9000, Section 10.1). During the handshake it restarts the
+// handshake's idle timeout the same way.
 func (c *connState) resetIdleTimer(now time.Time) {
 	if c.idleTimeout <= 0 {
 		c.idleDeadline = time.Time{}
@@ -150,7 +157,7 @@ func (c *connState) keepAliveDeadline() time.Time {
 // ack-eliciting is in flight: with an empty network the congestion
 // controller lets data go, so what holds it is flow control.
 func (c *connState) flowControlBlocked() bool {
-	return c.streams.hasDataToSend() && !c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication)
+	return c.streams.hasDataWaiting() && !c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication)
 }
 
 // onKeepAlive sends a PING, or BLOCKED frames again if flow control is

@@ -127,8 +127,8 @@ func (e *StreamError) Error() string {
 }
 
 // errClosed is returned by operations on a connection that closed without
-// a more specific cause.
-var errClosed = errors.New("quic: connection closed")
+// a more specific cause; it matches net.ErrClosed.
+var errClosed error = &closedError{"quic: connection closed"}
 
 // transportErrorFrom turns an internal error into the *TransportError the
 // connection closes with: wire and handshake errors keep their code, and

@@ -3,7 +3,6 @@ package quic
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net"
 	"net/netip"
 	"sync"
@@ -15,7 +14,20 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// A Listener accepts QUIC connections on a Transport.
+// A Listener accepts QUIC connections on a Transport. Multiple goroutines
+// may invoke methods on a Listener simultaneously.
+//
+// Close stops accepting at once: Accept calls in progress and later ones
+// return ErrListenerClosed, and never a connection. The connections whose
+// handshake completed but that Accept did not return yet are closed with
+// the transport error CONNECTION_REFUSED (RFC 9000, Section 20.1), which
+// tells their clients that the application saw nothing of them; those
+// still in their handshake are closed so as it completes; Initial packets
+// of new connections are dropped. Connections Accept returned are not
+// affected. Closing the Transport closes its Listener. A Listener made by
+// ListenAddr owns its Transport, which closes once the last accepted
+// connection ended (see Transport: its closing period lasts 5 seconds at
+// most). Close returns nil and may be called more than once.
 type Listener struct {
 	t            *Transport
 	tls          *tls.Config
@@ -44,41 +56,113 @@ func newListener(t *Transport, tc *tls.Config, cfg *Config) *Listener {
 	return &Listener{t: t, tls: tc, config: cfg, accept: make(chan *Conn, acceptQueueLen), closed: make(chan struct{})}
 }
 
-// Accept returns the next connection whose handshake completed.
+// Accept returns the next connection whose handshake completed (with
+// ListenEarly, the next connection that started), waiting until one does,
+// ctx is done or the Listener closes. After Close it returns
+// ErrListenerClosed, and never a connection.
 func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
+	if l.isClosed() {
+		return nil, ErrListenerClosed
+	}
 	select {
 	case c := <-l.accept:
+		if l.isClosed() {
+			// Close raced with this call: the connection goes with
+			// the queue it was taken from.
+			l.refuse(c)
+			return nil, ErrListenerClosed
+		}
 		return c, nil
 	case <-l.closed:
-		return nil, errListenerClosed
+		return nil, ErrListenerClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-var errListenerClosed = errors.New("quic: listener closed")
+// ErrListenerClosed is returned by Accept once the Listener is closed,
+// or its Transport. It matches net.ErrClosed with errors.Is.
+var ErrListenerClosed error = &closedError{"quic: listener closed"}
 
 // Addr returns the local address.
 func (l *Listener) Addr() net.Addr { return l.t.Conn.LocalAddr() }
 
-// Close stops accepting connections. Handshakes in progress are abandoned;
-// connections already accepted stay open. A Listener made by ListenAddr
-// owns its Transport and socket, which then close once the last of those
-// connections ends.
+// Close stops accepting connections, without waiting; see Listener for
+// what it does to calls in progress and to connections not yet accepted.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
 		l.t.listener.CompareAndSwap(l, nil)
+		l.refuseQueued()
 		if l.ownTransport {
 			// The Transport made by ListenAddr lives on while accepted
 			// connections do, and closes after the last one.
 			l.t.closeWhenIdle.Store(true)
-			if l.t.conns.Load() == 0 {
-				go l.t.Close()
-			}
+			l.t.closeIfIdle()
 		}
 	})
 	return nil
+}
+
+func (l *Listener) isClosed() bool {
+	select {
+	case <-l.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// refuseQueued closes the connections in the accept queue, once the
+// Listener is closed. Whoever queues a connection calls it after, if the
+// Listener closed meanwhile (push), so that no connection stays queued.
+func (l *Listener) refuseQueued() {
+	for {
+		select {
+		case c := <-l.accept:
+			l.refuse(c)
+		default:
+			return
+		}
+	}
+}
+
+// refuse closes c, which the application never had, without waiting:
+// "CONNECTION_REFUSED (0x02): The server refused to accept a new
+// connection." (RFC 9000, Section 20.1)
+func (l *Listener) refuse(c *Conn) {
+	c.request(&closeRequest{reason: "listener closed", refuse: true}, nil)
+}
+
+// tryPush queues c for Accept if there is room, and reports whether it
+// did; a Listener that closed meanwhile closes it with the queue.
+func (l *Listener) tryPush(c *Conn) bool {
+	select {
+	case l.accept <- c:
+	default:
+		return false
+	}
+	if l.isClosed() {
+		l.refuseQueued()
+	}
+	return true
+}
+
+// push waits until c fits in the accept queue, or closes c if the
+// Listener closes first.
+func (l *Listener) push(c *Conn) {
+	if l.isClosed() {
+		l.refuse(c)
+		return
+	}
+	select {
+	case l.accept <- c:
+		if l.isClosed() {
+			l.refuseQueued()
+		}
+	case <-l.closed:
+		l.refuse(c)
+	}
 }
 
 // handleNewConnection starts a server connection for a client's first
@@ -94,7 +178,9 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	default:
 	}
 	hdr, pnOff, err := wire.ParseLongHeader(d)
-	if err != nil || hdr.DstConnID.Len() < 8 {
+	if err != nil || hdr.DstConnID.Len() < 8 || !wire.FixedBitSet(d[0]) {
+		// A zero Fixed Bit: "not valid packets in this version and MUST
+		// be discarded" (RFC 9000, Section 17.2; connState.handlePacket).
 		return false
 	}
 	if hdr.Type == wire.PacketType0RTT {
@@ -114,7 +200,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	cp := connParams{
 		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
 		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
-		statelessReset: l.t.resetter, seed: randomSeed(), ecn: l.t.sock.ecn(),
+		statelessReset: l.t.statelessResetter(), seed: randomSeed(), ecn: l.t.sock.ecn(),
 		initialSeal: seal, initialOpen: open,
 	}
 	v := l.checkToken(now, hdr, addr, &cp)
@@ -124,9 +210,13 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	}
 	c := newConn(l.t, addr, l.config)
 	c.origin = l
+	if !l.t.trackConn(c) {
+		return false // the Transport is closing
+	}
 	// Packets the client sends to its original destination ID until it
 	// learns ours must reach this connection too.
 	if !l.t.handlers.add(hdr.DstConnID, c) {
+		l.t.abandonConn(c)
 		return false // a retransmitted Initial raced with the first
 	}
 	c.firstDstConnID = hdr.DstConnID
@@ -142,6 +232,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	if err != nil {
 		tracerDone(cp.tracer)
 		l.t.handlers.remove(hdr.DstConnID, c)
+		l.t.abandonConn(c)
 		return false
 	}
 	if v == tokenInvalidRetry {
@@ -173,12 +264,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 // its handshake as in progress until it completes.
 func (l *Listener) waitHandshake(c *Conn) {
 	defer l.handshakes.Add(-1)
-	select {
-	case l.accept <- c:
-	case <-l.closed:
-		c.CloseWithError(0, "listener closed")
-		return
-	}
+	l.push(c)
 	select {
 	case <-c.handshakeDone:
 	case <-c.ctx.Done():
@@ -189,21 +275,20 @@ func (l *Listener) waitHandshake(c *Conn) {
 // handshakeComplete queues c, whose handshake just completed, for Accept.
 // It runs on c's goroutine (Conn.publishHandshake): rather than a
 // goroutine per connection waiting for the handshake, as for ListenEarly,
-// the connection hands itself over. When the queue is full, or the
-// listener closed, a goroutine waits as before, so that the connection's
-// goroutine never blocks. The handshake counts as in progress until the
-// connection is queued; a connection that fails before its handshake
-// completes stops counting in Conn.publish.
+// the connection hands itself over. When the queue is full a goroutine
+// waits as before, so that the connection's goroutine never blocks. The
+// handshake counts as in progress until the connection is queued; a
+// connection that fails before its handshake completes stops counting in
+// Conn.publish.
 func (l *Listener) handshakeComplete(c *Conn) {
-	select {
-	case <-l.closed:
-	default:
-		select {
-		case l.accept <- c:
-			l.handshakes.Add(-1)
-			return
-		default:
-		}
+	if l.isClosed() {
+		l.handshakes.Add(-1)
+		l.refuse(c)
+		return
+	}
+	if l.tryPush(c) {
+		l.handshakes.Add(-1)
+		return
 	}
 	go l.queue(c)
 }
@@ -212,17 +297,7 @@ func (l *Listener) handshakeComplete(c *Conn) {
 // listener closes first.
 func (l *Listener) queue(c *Conn) {
 	defer l.handshakes.Add(-1)
-	select {
-	case <-l.closed:
-		c.CloseWithError(0, "listener closed")
-		return
-	default:
-	}
-	select {
-	case l.accept <- c:
-	case <-l.closed:
-		c.CloseWithError(0, "listener closed")
-	}
+	l.push(c)
 }
 
 // Lifetimes of address tokens: Retry tokens are used one round trip after
@@ -270,6 +345,12 @@ func (l *Listener) checkToken(now time.Time, hdr wire.LongHeader, addr net.Addr,
 	if err != nil {
 		// "If the token is invalid, the server SHOULD proceed as if the
 		// client did not have a validated address" (Section 8.1.3).
+		return tokenNone
+	}
+	// "Tokens that are provided in NEW_TOKEN frames ... SHOULD NOT be
+	// accepted multiple times." (Section 8.1.4)
+	if !l.t.TokenReplayGuard.UseToken(tok.ID, tok.IssuedAt.Add(newTokenTokenLifetime), now) {
+		l.t.stats.tokensReplayed.Add(1)
 		return tokenNone
 	}
 	cp.addressValidated = true

@@ -24,7 +24,10 @@ type listenerPreferred struct {
 // listener's Transport's length and need no listener of their own: they
 // route the packets of the listener's connections to them, and the
 // connections answer through them. They must stay open while those
-// connections live.
+// connections live. They take the stateless reset key of the listener's
+// Transport, so that the resets they send carry the tokens of its
+// connections (RFC 9000, Section 10.3.2); SetPreferredAddress fails if
+// one has another StatelessResetKey or already used its own.
 func (l *Listener) SetPreferredAddress(t4, t6 *Transport) error {
 	p := &listenerPreferred{}
 	for _, t := range []*Transport{t4, t6} {
@@ -36,6 +39,9 @@ func (l *Listener) SetPreferredAddress(t4, t6 *Transport) error {
 		}
 		if t.ConnectionIDGenerator.ConnectionIDLen() != l.t.ConnectionIDGenerator.ConnectionIDLen() {
 			return errors.New("quic: preferred address Transport with connection IDs of another length")
+		}
+		if err := t.shareResetKey(l.t); err != nil {
+			return err
 		}
 		ap := t.localAddrPort()
 		if ap.Addr().IsUnspecified() || ap.Port() == 0 {

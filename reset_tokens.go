@@ -1,8 +1,14 @@
 package quic
 
 import (
+	"bytes"
+	"crypto/rand"
+	"errors"
 	"sync"
+	"sync/atomic"
+	"weak"
 
+	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -81,8 +87,21 @@ func (c *Conn) syncResetTokens() {
 			return
 		}
 	}
+	// A reset reaches whichever socket the peer sends to: every
+	// Transport of the connection knows the tokens.
 	c.t.resetTokens.update(c, c.resetTokens, cur)
+	for _, t := range c.extra {
+		t.resetTokens.update(c, c.resetTokens, cur)
+	}
 	c.resetTokens = append(c.resetTokens[:0], cur...)
+}
+
+// forgetResetTokens removes the tokens c registered from its Transports.
+func (c *Conn) forgetResetTokens() {
+	c.t.resetTokens.update(c, c.resetTokens, nil)
+	for _, t := range c.extra {
+		t.resetTokens.update(c, c.resetTokens, nil)
+	}
 }
 
 // usedResetTokens appends the stateless reset tokens of the peer IDs that
@@ -95,4 +114,114 @@ func (s *peerConnIDs) usedResetTokens(dst []wire.StatelessResetToken) []wire.Sta
 		}
 	}
 	return dst
+}
+
+// The stateless reset key. A connection's reset tokens are derived from
+// the key of the Transport that made it (HMAC of the connection ID, RFC
+// 9000, Section 10.3.2), and any socket the connection's IDs reach may
+// have to send the reset: a preferred-address Transport
+// (Listener.SetPreferredAddress), or the one a client migrated to
+// (Conn.Migrate). "A single static key can be used across all connections
+// to the same endpoint" (Section 10.3.2): such a Transport shares the key
+// of the connection's home, unless it has a key of its own configured or
+// already in use, which must then be the same key.
+//
+// Sharing a key has a cost the RFC points out: "A denial-of-service
+// attack is possible if ... an attacker can cause a packet to be routed
+// to an instance that has no state but the same static key" (Sections
+// 10.3.2 and 21.11), which would answer it with the connection's token.
+// Transports sharing a key are a group, and a Transport sends no reset for
+// a connection ID another member routes.
+
+// resetKey is the stateless reset key of a group of Transports.
+type resetKey struct {
+	resetter *handshake.StatelessResetter
+	key      []byte // as configured (Transport.StatelessResetKey), or nil for a random one
+	used     atomic.Bool
+	mu       sync.Mutex
+	members  []weak.Pointer[Transport]
+}
+
+// newResetKey makes the key of t: key, or a random one if key is empty.
+func newResetKey(t *Transport, key []byte) (*resetKey, error) {
+	k := &resetKey{}
+	if len(key) > 0 {
+		k.key = bytes.Clone(key)
+	} else {
+		key = make([]byte, 32)
+		rand.Read(key)
+	}
+	r, err := handshake.NewStatelessResetter(key)
+	if err != nil {
+		return nil, err
+	}
+	k.resetter = r
+	k.members = []weak.Pointer[Transport]{weak.Make(t)}
+	return k, nil
+}
+
+// statelessResetter returns the resetter of t's key, which is then in
+// use: from now on it cannot give way to another key (shareResetKey).
+func (t *Transport) statelessResetter() *handshake.StatelessResetter {
+	t.resetMu.Lock()
+	k := t.resetKey
+	k.used.Store(true)
+	t.resetMu.Unlock()
+	return k.resetter
+}
+
+// errResetKeyMismatch is returned when a Transport that would carry
+// connections of another one has a different stateless reset key in use.
+var errResetKeyMismatch = errors.New("quic: the Transport uses another stateless reset key than the connection's Transport (set the same StatelessResetKey on both)")
+
+// shareResetKey makes t, which is to carry connections of home, use
+// home's stateless reset key, and join its group. It fails if t has
+// another key configured or in use.
+func (t *Transport) shareResetKey(home *Transport) error {
+	if t == home {
+		return nil
+	}
+	home.resetMu.Lock()
+	hk := home.resetKey
+	home.resetMu.Unlock()
+	t.resetMu.Lock()
+	defer t.resetMu.Unlock()
+	tk := t.resetKey
+	if tk == hk {
+		return nil
+	}
+	if tk.key != nil || tk.used.Load() {
+		if tk.key == nil || hk.key == nil || !bytes.Equal(tk.key, hk.key) {
+			return errResetKeyMismatch
+		}
+	}
+	t.resetKey = hk
+	hk.mu.Lock()
+	live := hk.members[:0]
+	for _, m := range hk.members {
+		if m.Value() != nil {
+			live = append(live, m)
+		}
+	}
+	hk.members = append(live, weak.Make(t))
+	hk.mu.Unlock()
+	return nil
+}
+
+// routedElsewhere reports whether another Transport sharing t's key
+// routes cid: t must not reveal its stateless reset token.
+func (t *Transport) routedElsewhere(cid wire.ConnectionID) bool {
+	t.resetMu.Lock()
+	k := t.resetKey
+	t.resetMu.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range k.members {
+		if o := m.Value(); o != nil && o != t {
+			if r := o.handlers.get(cid); r.c != nil || r.closed != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"sync"
@@ -25,15 +24,24 @@ type stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// inAttention and accepted are guarded by m.mu, not mu; inSendable
-	// and ctlPending are the connection goroutine's. ctlPending records
-	// stopPending || resetPending as that goroutine last saw them (every
-	// change reaches it: the application's through applyAppChanges), so
-	// that it can tell without mu that the stream has no control frame
-	// to send; flow control is its own state.
+	// inAttention and accepted are guarded by m.mu, not mu; inSendable,
+	// ctlPending, creditWait and parkedAt are the connection goroutine's.
+	// ctlPending records stopPending || resetPending as that goroutine
+	// last saw them (every change reaches it: the application's through
+	// applyAppChanges), so that it can tell without mu that the stream
+	// has no control frame to send; flow control is its own state.
+	// creditWait records that wantsToSend last found only new data that
+	// waits for stream credit, and parkedAt is the stream's index in
+	// streamsMap.parked plus one, 0 when it is not there.
 	inAttention, inSendable bool
 	ctlPending              bool
+	creditWait              bool
+	parkedAt                int
 	accepted                bool // the application accepted this peer-opened stream
+	// held, the connection goroutine's: opened in rejected 0-RTT beyond
+	// the server's real stream limit, the stream sends nothing until the
+	// limit rises (conn_early.go).
+	held bool
 
 	mu      sync.Mutex
 	connErr error // the connection ended
@@ -81,7 +89,7 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 	s.hasRecv = id.IsBidi() || !local
 	c := m.c
 	if s.hasRecv {
-		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow), recvBufDefaultMaxGaps)
+		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow))
 		s.recvFC = c.newStreamReceiver()
 	}
 	if s.hasSend {
@@ -96,7 +104,9 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 // the peer opened, _uni for unidirectional ones. It only ever raises the
 // limit, so it applies the server's real parameters over the remembered
 // ones a client used in 0-RTT (which the server may only have raised,
-// RFC 9000, Section 7.4.1). s.mu must be held.
+// RFC 9000, Section 7.4.1). A caller that raises the credit of a stream
+// that may wait for it must queue it (streamsMap.markSendable): such a
+// stream waits outside the send queue. s.mu must be held.
 func (s *stream) initSendCredit(p *wire.TransportParameters) {
 	if !s.hasSend {
 		return
@@ -128,11 +138,21 @@ func (s *stream) handleStreamFrame(now time.Time, f wire.StreamFrame) error {
 		return err
 	}
 	if s.resetRecvd || s.readCanceled {
-		return nil // data nobody will read
+		// Data nobody will read: the peer reset the stream, or the
+		// application stopped reading (STOP_SENDING asks the peer to
+		// stop). Discarding it drops nothing the application could get.
+		return nil
 	}
+	// Acknowledged data is never dropped: push keeps all of the frame or
+	// fails, and a failure closes the connection. Flow control (above)
+	// keeps the data within the buffer's capacity, so only fragmentation
+	// can fail (errRecvFragmented, RFC 9000, Section 21.7).
 	if len(f.Data) > 0 {
-		if _, err := s.recv.push(f.Offset, f.Data); err != nil {
-			return nil // too fragmented: dropped; the peer retransmits
+		if _, err := s.recv.push(f.Offset, f.Data); err == errRecvFragmented {
+			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: wire.FrameTypeStream,
+				Reason: "stream data fragmented into more than 31 pieces within 3968 bytes (RFC 9000, Section 21.7)"}
+		} else if err != nil {
+			return &wire.TransportError{Code: wire.FlowControlError, FrameType: wire.FrameTypeStream, Reason: err.Error()}
 		}
 	}
 	// A channel operation per packet showed in profiles: only a waiting
@@ -200,17 +220,34 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	return s.wantsToSend()
 }
 
-// wantsToSend reports whether the stream has frames to send. s.mu held,
-// by the connection goroutine.
+// wantsToSend reports whether the stream has frames to send. New data
+// beyond the peer's stream limit is not something to send: once its
+// STREAM_DATA_BLOCKED went out, such a stream waits for MAX_STREAM_DATA
+// outside the send queue (creditWait; streamsMap.requeue), so that streams
+// the receiver does not read cost nothing per packet. New data that only
+// the connection's limit holds back keeps the stream queued: MAX_DATA
+// resumes the queue. s.mu held, by the connection goroutine.
 func (s *stream) wantsToSend() bool {
 	s.ctlPending = s.stopPending || s.resetPending
+	s.creditWait = false
 	if s.ctlPending {
 		return true
 	}
 	if s.hasRecv && !s.readCanceled && !s.resetRecvd && s.recvFC.ShouldSendUpdate() {
 		return true
 	}
-	return s.hasSend && s.creditKnown && s.send.hasData()
+	if !s.hasSend || !s.creditKnown || !s.send.hasData() {
+		return false
+	}
+	// Retransmissions and a FIN after all data use no credit.
+	if s.sendFC.Credit() > 0 || len(s.send.lost) > 0 || s.send.sentOffset() >= s.send.writeOffset() {
+		return true
+	}
+	if _, due := s.sendFC.Blocked(); due {
+		return true
+	}
+	s.creditWait = true
+	return false
 }
 
 // appendControlFrames appends the stream's control frames.
@@ -286,22 +323,24 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) (_ []byte, 
 	}
 	// New data needs stream and connection credit; retransmissions do not.
 	newCredit := min(s.sendFC.Credit(), c.connSend.Credit())
-	off, data, fin, ok := s.send.nextFrameLimit(maxData, s.send.sentOffset()+newCredit)
+	off, n, fin, ok := s.send.nextFrameLimit(maxData, s.send.sentOffset()+newCredit)
 	if !ok {
-		// Blocked by flow control: stay sendable, so that a MAX_DATA or
-		// MAX_STREAM_DATA resumes the stream (a sender blocked by flow
-		// control must always resume).
+		// Blocked by flow control: stay sendable while the connection's
+		// limit blocks, so that MAX_DATA resumes the stream; wait for
+		// MAX_STREAM_DATA outside the queue (see wantsToSend). A sender
+		// blocked by flow control must always resume.
 		return b, s.wantsToSend(), s.isDone()
 	}
-	if e := off + uint64(len(data)); e > s.sentEnd {
-		n := e - s.sentEnd
-		s.sendFC.OnSent(n)
-		c.connSend.OnSent(n)
+	if e := off + uint64(n); e > s.sentEnd {
+		added := e - s.sentEnd
+		s.sendFC.OnSent(added)
+		c.connSend.OnSent(added)
 		s.sentEnd = e
 	}
-	b = wire.StreamFrame{StreamID: s.id, Offset: off, Data: data, Fin: fin, HasLength: true}.Append(b)
+	b = wire.StreamFrame{StreamID: s.id, Offset: off, Fin: fin, HasLength: true}.AppendHeader(b, n)
+	b = s.send.appendData(b, off, n)
 	c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{
-		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(len(data)), Extra: boolToUint(fin),
+		Type: wire.FrameTypeStream, StreamID: int64(s.id), Offset: off, Length: uint64(n), Extra: boolToUint(fin),
 	})
 	return b, s.wantsToSend(), s.isDone()
 }
@@ -532,8 +571,9 @@ func (s *stream) write(p []byte) (int, error) {
 	}
 }
 
-// errWriteAfterClose is returned by Write after CloseWrite or Close.
-var errWriteAfterClose = errors.New("quic: write on a stream closed for writing")
+// errWriteAfterClose is returned by Write after CloseWrite or Close, and
+// by a Write they interrupt; it matches net.ErrClosed.
+var errWriteAfterClose error = &closedError{"quic: write on a stream closed for writing"}
 
 // waitFor blocks until ch is signalled or deadline passes.
 func waitFor(ch chan struct{}, deadline time.Time) error {
@@ -564,6 +604,8 @@ func (s *stream) closeWrite() error {
 	s.finQueued = true
 	s.send.close()
 	s.mu.Unlock()
+	// A Write blocked on a full buffer returns errWriteAfterClose.
+	notify(s.writeCh)
 	s.m.markAttention(s)
 	return nil
 }

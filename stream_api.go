@@ -13,14 +13,34 @@ type StreamID = wire.StreamID
 // A Stream is a bidirectional QUIC stream. Read and Write may be called
 // concurrently with each other and with the other methods; concurrent
 // Reads (or concurrent Writes) are serialized.
+//
+// What ends a direction ends the calls blocked on it and fails later
+// ones:
+//   - CloseWrite, and Close: a Write blocked on the full send buffer
+//     returns, with the count of bytes it buffered and an error matching
+//     net.ErrClosed, as later Writes do; what was written, up to that
+//     count, is delivered with a FIN;
+//   - CancelWrite, or the peer's STOP_SENDING: Writes return a
+//     *StreamError, and data not yet delivered is discarded;
+//   - CancelRead, and Close: Reads return a *StreamError (not Remote),
+//     unless everything up to the peer's FIN was read; the peer's
+//     RESET_STREAM: Reads return a *StreamError with Remote set;
+//   - a deadline (SetDeadline, SetReadDeadline, SetWriteDeadline) that
+//     passes: the calls waiting return os.ErrDeadlineExceeded;
+//   - the connection's end: every call returns the connection's error
+//     (see Conn).
+//
+// None of these methods waits for the peer.
 type Stream struct{ s *stream }
 
 // A SendStream is the sending half of a stream: a unidirectional stream
-// this endpoint opened.
+// this endpoint opened. Closing it, cancelling it and its deadline end
+// the Writes in progress as for a Stream.
 type SendStream struct{ s *stream }
 
 // A ReceiveStream is the receiving half of a stream: a unidirectional
-// stream the peer opened.
+// stream the peer opened. Cancelling it and its deadline end the Reads in
+// progress as for a Stream.
 type ReceiveStream struct{ s *stream }
 
 // StreamID returns the stream's ID.
@@ -36,7 +56,8 @@ func (s *Stream) Read(p []byte) (int, error) { return s.s.read(p) }
 // Write writes data to the stream, blocking while the send buffer (1 MiB)
 // is full. It returns a *StreamError after the peer asked to stop
 // (STOP_SENDING) or CancelWrite was called, os.ErrDeadlineExceeded after
-// the write deadline, and an error after CloseWrite or Close.
+// the write deadline, and an error matching net.ErrClosed after CloseWrite
+// or Close, which also end a Write blocked at the time.
 func (s *Stream) Write(p []byte) (int, error) { return s.s.write(p) }
 
 // CloseWrite ends the sending direction gracefully: the data written so

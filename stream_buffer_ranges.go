@@ -1,8 +1,7 @@
 package quic
 
-// Storage helpers shared by recvBuffer and sendBuffer: a sorted set of byte
-// intervals and the ring arithmetic of a byte slice addressed by stream
-// offset modulo its length.
+// A sorted set of byte intervals, for the acknowledged and lost data of a
+// sendBuffer.
 
 // bufRange is the half-open interval of stream offsets [start, end).
 type bufRange struct {
@@ -108,49 +107,4 @@ func (s *bufRangeSet) remove(start, end uint64) {
 func (s *bufRangeSet) popFront() {
 	r := *s
 	*s = r[:copy(r, r[1:])]
-}
-
-// bufRingGrowCap returns the ring capacity to allocate so that need bytes
-// fit: the current capacity (at least minCap) doubled until it suffices,
-// clamped to maxCap. need must not exceed maxCap.
-func bufRingGrowCap(cur, minCap, maxCap int, need uint64) int {
-	c := max(cur, minCap)
-	for uint64(c) < need {
-		c *= 2
-	}
-	return min(c, maxCap)
-}
-
-// bufRingSlices returns the bytes of offsets [start, end) in the ring buf,
-// as one slice or, if they wrap around, two. end-start must not exceed
-// len(buf).
-func bufRingSlices(buf []byte, start, end uint64) (a, b []byte) {
-	if start == end {
-		return nil, nil
-	}
-	pos := int(start % uint64(len(buf)))
-	n := int(end - start)
-	if pos+n <= len(buf) {
-		return buf[pos : pos+n], nil
-	}
-	return buf[pos:], buf[:n-(len(buf)-pos)]
-}
-
-// bufRingWrite copies data into the ring buf at the position of stream
-// offset off. len(data) must not exceed len(buf).
-func bufRingWrite(buf []byte, off uint64, data []byte) {
-	if len(data) == 0 {
-		return
-	}
-	pos := int(off % uint64(len(buf)))
-	n := copy(buf[pos:], data)
-	copy(buf, data[n:])
-}
-
-// bufRingMove copies the bytes of offsets [start, end) from the ring src to
-// the ring dst, each at its own position.
-func bufRingMove(dst, src []byte, start, end uint64) {
-	a, b := bufRingSlices(src, start, end)
-	bufRingWrite(dst, start, a)
-	bufRingWrite(dst, start+uint64(len(a)), b)
 }

@@ -110,25 +110,3 @@ func TestBufRangeSetModel(t *testing.T) {
 		}
 	}
 }
-
-func TestBufRingSlices(t *testing.T) {
-	buf := make([]byte, 10)
-	for k := range buf {
-		buf[k] = byte(k)
-	}
-	a, b := bufRingSlices(buf, 27, 35) // positions 7,8,9,0,1,2,3,4
-	if string(a) != "\x07\x08\x09" || string(b) != "\x00\x01\x02\x03\x04" {
-		t.Fatalf("wrap: %v %v", a, b)
-	}
-	a, b = bufRingSlices(buf, 20, 30)
-	if len(a) != 10 || b != nil {
-		t.Fatalf("full ring: %v %v", a, b)
-	}
-	dst := make([]byte, 16)
-	bufRingMove(dst, buf, 27, 35)
-	for x := uint64(27); x < 35; x++ {
-		if dst[x%16] != buf[x%10] {
-			t.Fatalf("move: offset %d", x)
-		}
-	}
-}

@@ -8,22 +8,19 @@ const (
 	// holds (written and not yet acknowledged), used when the constructor
 	// is passed 0.
 	sendBufDefaultLimit = 1 << 20
-	// sendBufMinCapacity is the size of the first allocation (unless the
-	// limit is smaller).
-	// Small: a request/response stream (HTTP/3) carries a few hundred
-	// bytes, and 4 KiB here cost 16 KB of garbage per request.
-	sendBufMinCapacity = 512
 )
 
 // sendBuffer holds the data an application wrote to one send stream until
 // the peer has acknowledged it, and decides what the next STREAM frame
 // carries.
 //
-// Storage is a ring of bytes: the byte at stream offset x lives at
-// buf[x % len(buf)]. It holds the offsets [acked, written), the unacknowledged
-// data; the ring grows by doubling up to the byte limit, and space is reused
-// as soon as the data at the front is acknowledged. After growth stops,
-// write, nextFrame, onAcked and onLost do not allocate.
+// Storage is in chunks (stream_buffer_chunks.go) holding the offsets
+// [acked, written), the unacknowledged data: a chunk is taken when a write
+// reaches it and given back once all its bytes are acknowledged (the last
+// one as soon as everything written is), so the memory follows the data
+// held. Once the chunk table has grown to the limit in use, write,
+// nextFrame, appendData, onAcked and onLost do not allocate (chunks come
+// from a pool).
 //
 // Every written byte below the send offset is in one of three states:
 // acknowledged (below acked, or in ackedRanges), lost and waiting for
@@ -47,7 +44,7 @@ const (
 // A sendBuffer is not safe for concurrent use; the Stream that owns it
 // serializes access.
 type sendBuffer struct {
-	buf         []byte      // ring; nil until the first write
+	chunks      chunkTable  // chunks holding [acked, written)
 	limit       int         // bound on written-acked
 	acked       uint64      // all bytes below are acknowledged (freed)
 	sent        uint64      // all bytes below were sent at least once
@@ -60,9 +57,6 @@ type sendBuffer struct {
 	finLost  bool // every frame with FIN that was sent was lost
 	finAcked bool // a frame with FIN was acknowledged
 	isReset  bool // reset was called
-	// pooled rings come from getRing and go back with putRing (CRYPTO
-	// streams only, see stream_buffer_pool.go).
-	pooled bool
 }
 
 // newSendBuffer returns an empty send buffer that holds at most limit bytes
@@ -87,16 +81,15 @@ func (b *sendBuffer) write(p []byte) int {
 	if n == 0 {
 		return 0
 	}
-	if need := used + n; need > uint64(len(b.buf)) {
-		nb := b.alloc(bufRingGrowCap(len(b.buf), sendBufMinCapacity, b.limit, need))
-		if used > 0 {
-			bufRingMove(nb, b.buf, b.acked, b.written)
-		}
-		b.free()
-		b.buf = nb
+	end := b.written + n
+	b.chunks.fit(b.acked/bufChunkSize, (end-1)/bufChunkSize, maxChunkSlots(b.limit))
+	for x := b.written; x < end; {
+		j := x / bufChunkSize
+		pos := x - j*bufChunkSize
+		c := b.chunks.take(j, false)
+		x += uint64(copy(c.data[pos:], p[x-b.written:n]))
 	}
-	bufRingWrite(b.buf, b.written, p[:n])
-	b.written += n
+	b.written = end
 	return int(n)
 }
 
@@ -119,12 +112,12 @@ func (b *sendBuffer) needFin() bool {
 // nextFrame returns what the next STREAM frame carries when at most maxData
 // bytes of data fit: retransmissions first, lowest offset first, then new
 // data; fin is set on the frame that ends at the final size, or on an empty
-// frame when everything was sent before close. data is contiguous in the
-// ring (a frame stops at its wrap), aliases the buffer and is valid until
-// the next write, onAcked, onLost or reset; the packer copies it into the
-// packet. What is returned counts as in flight. ok is false if there is
-// nothing to send. It applies no flow-control limit; see nextFrameLimit.
-func (b *sendBuffer) nextFrame(maxData int) (offset uint64, data []byte, fin bool, ok bool) {
+// frame when everything was sent before close. The frame's data are the n
+// bytes at offset, which appendData copies into the packet (they stay
+// valid until the next write, onAcked, onLost or reset). What is returned
+// counts as in flight. ok is false if there is nothing to send. It
+// applies no flow-control limit; see nextFrameLimit.
+func (b *sendBuffer) nextFrame(maxData int) (offset uint64, n int, fin bool, ok bool) {
 	return b.nextFrameLimit(maxData, math.MaxUint64)
 }
 
@@ -135,33 +128,44 @@ func (b *sendBuffer) nextFrame(maxData int) (offset uint64, data []byte, fin boo
 //
 // "An endpoint MUST NOT send data on any stream without ensuring that it
 // is within the flow control limits set by its peer." RFC 9000, Section 2.2
-func (b *sendBuffer) nextFrameLimit(maxData int, maxOffset uint64) (offset uint64, data []byte, fin bool, ok bool) {
+func (b *sendBuffer) nextFrameLimit(maxData int, maxOffset uint64) (offset uint64, n int, fin bool, ok bool) {
 	if b.isReset {
-		return 0, nil, false, false
+		return 0, 0, false, false
 	}
 	if maxData > 0 && len(b.lost) > 0 {
 		r := &b.lost[0]
-		n := min(uint64(maxData), r.end-r.start)
-		data, _ = bufRingSlices(b.buf, r.start, r.start+n)
+		m := min(uint64(maxData), r.end-r.start)
 		offset = r.start
-		r.start += uint64(len(data))
+		r.start += m
 		if r.start == r.end {
 			b.lost.popFront()
 		}
-		return offset, data, b.finFrame(offset + uint64(len(data))), true
+		return offset, int(m), b.finFrame(offset + m), true
 	}
 	if maxData > 0 && b.sent < b.written && b.sent < maxOffset {
-		n := min(uint64(maxData), b.written-b.sent, maxOffset-b.sent)
-		data, _ = bufRingSlices(b.buf, b.sent, b.sent+n)
+		m := min(uint64(maxData), b.written-b.sent, maxOffset-b.sent)
 		offset = b.sent
-		b.sent += uint64(len(data))
-		return offset, data, b.finFrame(b.sent), true
+		b.sent += m
+		return offset, int(m), b.finFrame(b.sent), true
 	}
 	if b.sent == b.written && b.needFin() {
 		b.finSent, b.finLost = true, false
-		return b.written, nil, true, true
+		return b.written, 0, true, true
 	}
-	return 0, nil, false, false
+	return 0, 0, false, false
+}
+
+// appendData appends the n bytes at stream offset offset, which a frame
+// from nextFrame carries, to dst.
+func (b *sendBuffer) appendData(dst []byte, offset uint64, n int) []byte {
+	for end := offset + uint64(n); offset < end; {
+		j := offset / bufChunkSize
+		pos := offset - j*bufChunkSize
+		m := min(end-offset, bufChunkSize-pos)
+		dst = append(dst, b.chunks.get(j).data[pos:pos+m]...)
+		offset += m
+	}
+	return dst
 }
 
 // finFrame reports whether a frame ending at end carries FIN, and records
@@ -194,8 +198,21 @@ func (b *sendBuffer) onAcked(offset uint64, length int, fin bool) {
 	b.lost.remove(start, end)
 	b.ackedRanges.add(start, end)
 	if r := b.ackedRanges[0]; r.start == b.acked {
-		b.acked = r.end
+		b.releaseAcked(r.end)
 		b.ackedRanges.popFront()
+	}
+}
+
+// releaseAcked advances acked to a and gives back the chunks that hold no
+// unacknowledged byte any more: those wholly below a, and the one a is in
+// once everything written is acknowledged.
+func (b *sendBuffer) releaseAcked(a uint64) {
+	for j := b.acked / bufChunkSize; j < a/bufChunkSize; j++ {
+		b.chunks.release(j)
+	}
+	b.acked = a
+	if a == b.written {
+		b.chunks.release(a / bufChunkSize)
 	}
 }
 
@@ -267,34 +284,27 @@ func (b *sendBuffer) sentOffset() uint64 { return b.sent }
 // final size of the stream.
 func (b *sendBuffer) writeOffset() uint64 { return b.written }
 
-// shrink releases the ring if all written data was acknowledged, so that an
-// idle stream costs no buffer memory; the next write allocates again. It is
-// meant for a stream that went idle, not for the data path, where keeping
-// the ring avoids allocations. It reports whether memory was released.
+// shrink drops the chunk table if all written data was acknowledged (its
+// chunks went back to the pool then), so that an idle stream costs no
+// buffer memory; the next write makes a table again. It is meant for a
+// stream or connection that went quiet, not for the data path, where
+// keeping the table avoids allocations. It reports whether memory was
+// released.
 func (b *sendBuffer) shrink() bool {
-	if b.acked != b.written || b.buf == nil {
+	if b.acked != b.written || b.chunks.slots == nil {
 		return false
 	}
-	b.free()
+	b.chunks.drop()
 	return true
 }
 
-// alloc returns storage for a ring of n bytes.
-func (b *sendBuffer) alloc(n int) []byte {
-	if b.pooled {
-		return getRing(n)
-	}
-	return make([]byte, n)
-}
+// memory returns the bytes of memory the buffer holds: its chunks and
+// chunk table.
+func (b *sendBuffer) memory() int { return b.chunks.memory() }
 
-// free lets go of the ring, giving it back to its pool if it came from
-// one.
-func (b *sendBuffer) free() {
-	if b.pooled && b.buf != nil {
-		putRing(b.buf)
-	}
-	b.buf = nil
-}
+// release gives all storage back, as when the stream is dropped; the
+// buffer must not be used afterwards except through reset semantics.
+func (b *sendBuffer) release() { b.chunks.releaseAll() }
 
 // reset discards all data and releases the memory after the stream is reset
 // (RESET_STREAM was sent): nothing more is sent, acknowledgments and losses
@@ -307,7 +317,7 @@ func (b *sendBuffer) free() {
 func (b *sendBuffer) reset() {
 	b.isReset = true
 	b.acked = b.written // buffered() is 0
-	b.free()
+	b.chunks.releaseAll()
 	b.ackedRanges = nil
 	b.lost = nil
 }

@@ -1,9 +1,13 @@
 package quic
 
 import (
+	"errors"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/quicstack/quic/ackhandler"
 )
@@ -41,6 +45,9 @@ type SocketInfo struct {
 type socketOptions struct {
 	disableGSO, disableGRO, disableECN, disableBatch bool
 	bufferSize                                       int
+	// receiveDrops, if set, counts the datagrams the kernel dropped for
+	// a full receive buffer, where the socket layer learns of them.
+	receiveDrops *atomic.Uint64
 }
 
 // rxMessage is one received datagram, or with GRO a run of datagrams of
@@ -62,6 +69,15 @@ func (m *rxMessage) peer() net.Addr {
 		return m.from
 	}
 	return net.UDPAddrFromAddrPort(m.addr)
+}
+
+// remote returns the sender as paths know it (IPv4-mapped addresses as
+// IPv4), without allocating for UDP sockets.
+func (m *rxMessage) remote() netip.AddrPort {
+	if m.addr.IsValid() {
+		return netip.AddrPortFrom(m.addr.Addr().Unmap(), m.addr.Port())
+	}
+	return unmappedAddrPort(m.from)
 }
 
 // txBatch is a run of datagrams stored back to back in buf, that a
@@ -280,3 +296,92 @@ func (c *basicConn) payloadLimits() (send, recv int) {
 }
 func (c *basicConn) readBatchLen() int { return 1 }
 func (c *basicConn) ecn() bool         { return false }
+
+// transientSocketErrors are the errors a read or write reports for one
+// datagram, or for the ICMP error one provoked, not for the socket: on a
+// connected UDP socket an ICMP port or host unreachable shows up as
+// ECONNREFUSED or EHOSTUNREACH on the next read; ENOBUFS and EMSGSIZE
+// concern one send. The datagram is lost and loss recovery copes; the
+// Transport goes on.
+var transientSocketErrors = []syscall.Errno{
+	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EHOSTUNREACH, syscall.ENETUNREACH,
+	syscall.EHOSTDOWN, syscall.ENETDOWN, syscall.ENOBUFS, syscall.EMSGSIZE,
+}
+
+// isTimeout reports whether err is a timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isTransientSocketError reports whether err concerns a datagram rather
+// than the socket (transientSocketErrors).
+func isTransientSocketError(err error) bool {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	for _, e := range transientSocketErrors {
+		if errno == e {
+			return true
+		}
+	}
+	return false
+}
+
+// IPv6 scoped addresses (link-local ones, fe80::/10) are only meaningful
+// with the interface they belong to: the socket layer reports the
+// interface of a received datagram's source (sin6_scope_id) and
+// destination (IPV6_PKTINFO), and needs it to send back. Addresses carry
+// it as their zone, always the interface index in decimal, so that
+// addresses compare equal whichever way they were learnt; a zone by name
+// (as a user dials fe80::1%eth0) is turned into its index (numericZone).
+
+// zoneNames holds the zones of the first interface indexes, so that
+// naming the zone of a received datagram allocates nothing.
+var zoneNames = func() (z [256]string) {
+	for i := range z {
+		z[i] = strconv.Itoa(i)
+	}
+	return z
+}()
+
+// withZoneIndex returns a with the zone of interface index, if a is a
+// scoped (link-local) IPv6 address and index is not 0.
+func withZoneIndex(a netip.Addr, index uint32) netip.Addr {
+	if index == 0 || !a.Is6() || !(a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast()) {
+		return a
+	}
+	if index < uint32(len(zoneNames)) {
+		return a.WithZone(zoneNames[index])
+	}
+	return a.WithZone(strconv.FormatUint(uint64(index), 10))
+}
+
+// zoneIndex returns the interface index of a zone: a number, or the name
+// of an interface (0 if there is none of that name).
+func zoneIndex(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		return uint32(n)
+	}
+	ifi, err := net.InterfaceByName(zone)
+	if err != nil {
+		return 0
+	}
+	return uint32(ifi.Index)
+}
+
+// numericZone returns ap with its zone, if named, as the interface index.
+func numericZone(ap netip.AddrPort) netip.AddrPort {
+	z := ap.Addr().Zone()
+	if z == "" {
+		return ap
+	}
+	if _, err := strconv.ParseUint(z, 10, 32); err == nil {
+		return ap
+	}
+	return netip.AddrPortFrom(withZoneIndex(ap.Addr().WithZone(""), zoneIndex(z)), ap.Port())
+}

@@ -54,6 +54,13 @@ type linuxConn struct {
 	gsoOff                             atomic.Bool // GSO failed at run time
 	rcvbuf, sndbuf                     int
 
+	// The kernel's count of datagrams it dropped for the socket (a full
+	// receive buffer, SO_RXQ_OVFL): the last value a datagram carried
+	// (read loop only), and the Transport's total (socketOptions), which
+	// does not wrap at 2^32.
+	rxqLast     uint32
+	kernelDrops *atomic.Uint64
+
 	// Read scratch, used by the read loop only.
 	rx struct {
 		hdrs  [rxBatchPlain]unix.Mmsghdr
@@ -138,6 +145,10 @@ func (c *linuxConn) setup(fd int, o socketOptions) {
 	}
 	c.rcvbuf, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
 	c.sndbuf, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
+	// Datagrams then carry the count of those dropped for a full buffer.
+	if c.kernelDrops = o.receiveDrops; c.kernelDrops != nil {
+		on(unix.SOL_SOCKET, unix.SO_RXQ_OVFL)
+	}
 
 	if !o.disableGSO {
 		// Kernels that know UDP_SEGMENT (4.18) answer the query.
@@ -273,12 +284,19 @@ func (c *linuxConn) parseControl(m *rxMessage, oob []byte) {
 			m.ecn = ackhandler.ECNMark(data[0] & 0b11)
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
 			m.ecn = ackhandler.ECNMark(*(*int32)(unsafe.Pointer(&data[0])) & 0b11)
+		case h.Level == unix.SOL_SOCKET && h.Type == unix.SO_RXQ_OVFL && len(data) >= 4:
+			// The kernel's drop count since the socket was made.
+			n := *(*uint32)(unsafe.Pointer(&data[0]))
+			if d := n - c.rxqLast; d > 0 && c.kernelDrops != nil {
+				c.kernelDrops.Add(uint64(d))
+			}
+			c.rxqLast = n
 		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
 			p := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
 			m.dst = netip.AddrFrom4(p.Addr)
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
 			p := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
-			m.dst = netip.AddrFrom16(p.Addr).Unmap()
+			m.dst = withZoneIndex(netip.AddrFrom16(p.Addr).Unmap(), p.Ifindex)
 		}
 		oob = oob[min(cmsgAlign(l), len(oob)):]
 	}
@@ -294,7 +312,7 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
 	port := uint16(sa.Port>>8 | sa.Port<<8) // network byte order
 	switch sa.Family {
 	case unix.AF_INET6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), port)
+		return netip.AddrPortFrom(withZoneIndex(netip.AddrFrom16(sa.Addr).Unmap(), sa.Scope_id), port)
 	case unix.AF_INET:
 		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
 		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), port)
@@ -307,7 +325,7 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
 func (c *linuxConn) fillSockaddr(s *txScratch, ap netip.AddrPort) uint32 {
 	port := ap.Port()
 	if c.v6 {
-		s.name = unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: port>>8 | port<<8, Addr: ap.Addr().As16()}
+		s.name = unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: port>>8 | port<<8, Addr: ap.Addr().As16(), Scope_id: zoneIndex(ap.Addr().Zone())}
 		return unix.SizeofSockaddrInet6
 	}
 	a := ap.Addr().Unmap()
@@ -486,7 +504,9 @@ func (c *linuxConn) appendControl(b []byte, gso bool, segSize int, ecn ackhandle
 		} else if !to4 && src.Is6() {
 			b, d = appendCmsg(b, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, unix.SizeofInet6Pktinfo)
 			p := (*unix.Inet6Pktinfo)(unsafe.Pointer(&d[0]))
-			*p = unix.Inet6Pktinfo{Addr: src.As16()}
+			// A link-local source needs its interface, or the kernel
+			// refuses the datagram (EINVAL).
+			*p = unix.Inet6Pktinfo{Addr: src.As16(), Ifindex: zoneIndex(src.Zone())}
 		}
 	}
 	return b

@@ -520,3 +520,34 @@ func TestSocketLoopbackJumboDatagram(t *testing.T) {
 		t.Fatalf("received %d datagrams, the first of %d bytes", len(dgrams), len(dgrams[0]))
 	}
 }
+
+// The interface of a link-local source address becomes its zone, as a
+// decimal index, without allocating; other addresses get none, and a
+// zone by name becomes the index of that interface.
+func TestSockaddrZone(t *testing.T) {
+	sa := unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: 0xbb01, Addr: netip.MustParseAddr("fe80::1").As16(), Scope_id: 7}
+	var ap netip.AddrPort
+	if a := testing.AllocsPerRun(100, func() { ap = sockaddrToAddrPort(&sa) }); a != 0 {
+		t.Errorf("%v allocations", a)
+	}
+	if ap != netip.MustParseAddrPort("[fe80::1%7]:443") {
+		t.Errorf("got %v", ap)
+	}
+	sa.Addr = netip.MustParseAddr("2001:db8::1").As16()
+	if ap = sockaddrToAddrPort(&sa); ap.Addr().Zone() != "" {
+		t.Errorf("global address with zone: %v", ap)
+	}
+	lo, err := net.InterfaceByIndex(1)
+	if err != nil {
+		t.Skip(err)
+	}
+	named := netip.MustParseAddrPort("[fe80::1%" + lo.Name + "]:443")
+	if got := numericZone(named); got != netip.MustParseAddrPort("[fe80::1%1]:443") {
+		t.Errorf("numericZone(%v) = %v", named, got)
+	}
+	var s txScratch
+	(&linuxConn{v6: true}).fillSockaddr(&s, netip.MustParseAddrPort("[fe80::1%1]:443"))
+	if s.name.Scope_id != 1 {
+		t.Errorf("scope ID %d, want 1", s.name.Scope_id)
+	}
+}

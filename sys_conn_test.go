@@ -1,8 +1,11 @@
 package quic
 
 import (
+	"errors"
 	"net"
 	"net/netip"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,6 +50,28 @@ func TestBasicConnRoundTrip(t *testing.T) {
 		m := ms[0]
 		if m.n != 100+i || buf[0] != byte(i) || m.addr != us.LocalAddr().(*net.UDPAddr).AddrPort() || m.segSize != 0 {
 			t.Fatalf("datagram %d: %d bytes starting with %d from %v", i, m.n, buf[0], m.addr)
+		}
+	}
+}
+
+// Errors of one datagram (ICMP errors reported on a connected socket, a
+// full device queue) do not end a Transport; others do.
+func TestTransientSocketErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&net.OpError{Op: "read", Err: os.NewSyscallError("recvmmsg", syscall.ECONNREFUSED)}, true},
+		{syscall.EHOSTUNREACH, true},
+		{syscall.ENETUNREACH, true},
+		{syscall.ENOBUFS, true},
+		{syscall.EMSGSIZE, true},
+		{net.ErrClosed, false},
+		{syscall.EBADF, false},
+		{errors.New("something else"), false},
+	} {
+		if got := isTransientSocketError(tc.err); got != tc.want {
+			t.Errorf("isTransientSocketError(%v) = %v", tc.err, got)
 		}
 	}
 }

@@ -91,6 +91,12 @@ func noopTracer() *Tracer {
 // With no Tracer, sending and receiving a packet allocates nothing, and
 // a Tracer whose hooks get plain values adds no allocation either.
 func TestTracerAlloc(t *testing.T) {
+	if connIDRaceEnabled {
+		// Stream data lives in pooled chunks, and the race detector makes
+		// sync.Pool drop items at random; the non-race pass of make test
+		// (-run Alloc) asserts this.
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
 	for _, traced := range []bool{false, true} {
 		d := newDirectTransfer(t)
 		if traced {

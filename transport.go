@@ -22,6 +22,33 @@ import (
 // connection's goroutine, without a global lock and without ever waiting
 // for a connection. The zero value with Conn set is ready to use;
 // configuration fields must be set before the first Listen or Dial.
+// Multiple goroutines may invoke methods on a Transport simultaneously.
+//
+// Close shuts the Transport down, and returns once everything it started
+// has stopped:
+//   - from the moment Close is called, Listen, ListenEarly, Dial and
+//     DialEarly fail with ErrTransportClosed, and so do dials in progress
+//     that had not started their connection yet (the others fail with
+//     their connection's error);
+//   - the Listener closes (see Listener);
+//   - every connection closes with an application close of code 0 and
+//     reason "transport closed": the calls in progress on it and on its
+//     streams return that *ApplicationError (see Conn);
+//   - the connections then answer their peers' packets with their
+//     CONNECTION_CLOSE until their closing periods end (three PTOs,
+//     RFC 9000, Section 10.2), but Close waits for that 5 seconds at
+//     most, whatever the peers' RTT and max_ack_delay, and not at all
+//     when no connection is closing (connections the peer closed send
+//     nothing more);
+//   - the socket is closed if the Transport made it (ListenAddr,
+//     DialAddr); otherwise the read loop is stopped with a read deadline
+//     in the past, which the application resets to read the socket
+//     again. A Transport never used starts nothing and leaves its socket
+//     as it is.
+//
+// Close returns nil, may be called more than once and on the zero
+// Transport; it must not be called from a Tracer callback, which runs on a
+// connection's goroutine that Close waits for.
 type Transport struct {
 	// Conn is the UDP socket. Close closes it only if the Transport made
 	// it (ListenAddr, DialAddr).
@@ -35,7 +62,9 @@ type Transport struct {
 	// StatelessResetKey derives stateless reset tokens
 	// (HMAC-SHA256 of the connection ID). Servers of a fleet that share
 	// it can reset connections another of them lost. Default: a random
-	// key per Transport, so resets work within its lifetime only.
+	// key per Transport, so resets work within its lifetime only; a
+	// Transport that carries another's connections
+	// (Listener.SetPreferredAddress, Conn.Migrate) takes that one's key.
 	StatelessResetKey []byte
 
 	// MaxHandshakes bounds the handshakes in progress on the listener;
@@ -62,6 +91,13 @@ type Transport struct {
 	// fleet that share it accept each other's tokens. Default: a random
 	// key per Transport.
 	TokenKey []byte
+
+	// TokenReplayGuard accepts each NEW_TOKEN token of TokenKey once
+	// (RFC 9000, Section 8.1.4); a token used again leaves the client's
+	// address unvalidated. Servers of a fleet sharing TokenKey need a
+	// guard they share to refuse tokens used on another server. Default:
+	// NewTokenReplayGuard(DefaultTokenReplayCapacity), for this Transport.
+	TokenReplayGuard TokenReplayGuard
 
 	// DisableGSO, DisableGRO and DisableECN turn off UDP segmentation
 	// offload, receive offload and ECN (RFC 9000, Section 13.4) on the
@@ -90,17 +126,26 @@ type Transport struct {
 	closed closedConns
 	// resetTokens routes stateless resets (reset_tokens.go).
 	resetTokens resetTokenMap
-	resetter    *handshake.StatelessResetter
+	resetKey    *resetKey  // shared with the Transports carrying its connections (reset_tokens.go)
+	resetMu     sync.Mutex // guards resetKey
 	listener    atomic.Pointer[Listener]
 	ownConn     bool
 
-	conns         atomic.Int64 // connections not ended, closed ones included (closed_conn.go)
-	closeWhenIdle atomic.Bool  // close once conns drops to 0 (ListenAddr)
+	conns atomic.Int64 // connections not ended, closed ones included (closed_conn.go)
+	// closeWhenIdle makes the Transport close once no connection runs
+	// (closeIfIdle), for ListenAddr and DialAddr.
+	closeWhenIdle atomic.Bool
 
+	// life guards what Close must see whole: whether the Transport is
+	// closed, the listener being set, and the connections that run.
+	life      transportLife
 	closeOnce sync.Once
-	closing   chan struct{}
-	wg        sync.WaitGroup
-	runners   runnerPool // conn_runner.go
+	closing   chan struct{} // closed when Close starts
+	// wg counts the read loop and the connections in life.conns; it is
+	// added to only under life.mu while the Transport is not closed, so
+	// never after Close started waiting on it.
+	wg      sync.WaitGroup
+	runners runnerPool // conn_runner.go
 
 	resetBudget atomic.Int64 // stateless resets still allowed this second
 
@@ -109,8 +154,83 @@ type Transport struct {
 	stats     transportCounters // see Stats
 }
 
+// ErrTransportClosed is returned by Listen, ListenEarly, Dial and
+// DialEarly on a Transport that is closed or closing. It matches
+// net.ErrClosed with errors.Is.
+var ErrTransportClosed error = &closedError{"quic: transport closed"}
+
+// closedError is an error of something closed, which errors.Is matches
+// with net.ErrClosed as well as itself.
+type closedError struct{ msg string }
+
+func (e *closedError) Error() string { return e.msg }
+func (e *closedError) Unwrap() error { return net.ErrClosed }
+
+// transportLife is the Transport's lifecycle state, guarded by mu.
+type transportLife struct {
+	mu     sync.Mutex
+	closed bool
+	// conns are the connections whose goroutine has not finished for
+	// good (parked ones included), which Close closes and waits for.
+	conns map[*Conn]struct{}
+}
+
+// trackConn counts c as running until untrackConn, unless the Transport
+// is closed. Every connection is tracked before it starts.
+func (t *Transport) trackConn(c *Conn) bool {
+	t.life.mu.Lock()
+	defer t.life.mu.Unlock()
+	if t.life.closed {
+		return false
+	}
+	if t.life.conns == nil {
+		t.life.conns = make(map[*Conn]struct{})
+	}
+	t.life.conns[c] = struct{}{}
+	t.wg.Add(1)
+	return true
+}
+
+// untrackConn ends what trackConn began: c's goroutine finished for good,
+// or c never started.
+func (t *Transport) untrackConn(c *Conn) {
+	t.life.mu.Lock()
+	delete(t.life.conns, c)
+	t.life.mu.Unlock()
+	t.wg.Done()
+	t.closeIfIdle()
+}
+
+// abandonConn untracks c, which never started: Close, which may have
+// listed it, finds it done.
+func (t *Transport) abandonConn(c *Conn) {
+	close(c.done)
+	t.untrackConn(c)
+}
+
+// closeIfIdle closes the Transport, in the background, if it is to close
+// once no connection runs (ListenAddr after its Listener closed, DialAddr
+// once its connection ended) and none does. Closed connections' records
+// do not count: Close lets them answer until their closing periods end,
+// 5 s at most, so that a Transport of ListenAddr or DialAddr lives at
+// most that long after its last connection closed.
+func (t *Transport) closeIfIdle() {
+	if !t.closeWhenIdle.Load() {
+		return
+	}
+	t.life.mu.Lock()
+	idle := len(t.life.conns) == 0 && !t.life.closed
+	t.life.mu.Unlock()
+	if idle {
+		go t.Close()
+	}
+}
+
 func (t *Transport) init() error {
 	t.initOnce.Do(func() {
+		// Close needs these even when the Transport cannot work.
+		t.closing = make(chan struct{})
+		t.runners.ch = make(chan *Conn)
 		if t.Conn == nil {
 			t.initErr = errors.New("quic: Transport.Conn is nil")
 			return
@@ -118,12 +238,7 @@ func (t *Transport) init() error {
 		if t.ConnectionIDGenerator == nil {
 			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
 		}
-		key := t.StatelessResetKey
-		if len(key) == 0 {
-			key = make([]byte, 32)
-			rand.Read(key)
-		}
-		t.resetter, t.initErr = handshake.NewStatelessResetter(key)
+		t.resetKey, t.initErr = newResetKey(t, t.StatelessResetKey)
 		if t.initErr != nil {
 			return
 		}
@@ -133,6 +248,9 @@ func (t *Transport) init() error {
 			rand.Read(tkey)
 		}
 		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
+		if t.TokenReplayGuard == nil {
+			t.TokenReplayGuard = NewTokenReplayGuard(DefaultTokenReplayCapacity)
+		}
 		if t.MaxHandshakes <= 0 {
 			t.MaxHandshakes = 1024
 		}
@@ -144,9 +262,8 @@ func (t *Transport) init() error {
 		t.sock = newSysConn(t.Conn, socketOptions{
 			disableGSO: t.DisableGSO, disableGRO: t.DisableGRO, disableECN: t.DisableECN,
 			disableBatch: t.DisableBatchIO, bufferSize: t.SocketBufferSize,
+			receiveDrops: &t.stats.receiveDrops,
 		})
-		t.closing = make(chan struct{})
-		t.runners.ch = make(chan *Conn)
 		t.wg.Add(1)
 		go t.readLoop()
 	})
@@ -174,7 +291,7 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		}
 		return true
 	} else if r.closed != nil {
-		r.closed.handle(datagramCount(len(d), segSize), len(d))
+		r.closed.handle(datagramCount(len(d), segSize), len(d), m.remote())
 		return false
 	}
 	if !wire.IsLongHeader(d[0]) {
@@ -255,7 +372,7 @@ func greaseVersion(random []byte, client wire.Version) wire.Version {
 // like a short-header packet, and rate-limited.
 func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, addr net.Addr) {
 	size := min(len(d)-1, 42)
-	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 {
+	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 || t.routedElsewhere(cid) {
 		return
 	}
 	bp := getPacketBuffer() // no allocation per garbage packet
@@ -263,7 +380,7 @@ func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, add
 	b := (*bp)[:size]
 	rand.Read(b[:size-wire.StatelessResetTokenLen])
 	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
-	token := t.resetter.Token(cid)
+	token := t.statelessResetter().Token(cid)
 	copy(b[size-wire.StatelessResetTokenLen:], token[:])
 	t.stats.resetsSent.Add(1)
 	t.writeTo(b, addr)
@@ -295,6 +412,11 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 	}
 	l := newListener(t, tc, conf.withDefaults())
 	l.early = early
+	t.life.mu.Lock()
+	defer t.life.mu.Unlock()
+	if t.life.closed {
+		return nil, ErrTransportClosed
+	}
 	if !t.listener.CompareAndSwap(nil, l) {
 		return nil, errors.New("quic: Transport already has a listener")
 	}
@@ -302,7 +424,12 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 }
 
 // Dial connects to addr and returns once the handshake completed, ctx is
-// done (the attempt is then abandoned) or the connection failed.
+// done (the attempt is then abandoned) or the connection failed. If
+// tlsConf.ServerName is empty, the host of addr (its IP address) takes its
+// place, as tls.Dial does: the server's certificate is verified against
+// it, unless InsecureSkipVerify is set, and the session cache keeps the
+// connection's sessions under it (crypto/tls stores none for a QUIC
+// client without a ServerName).
 func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	return t.dial(ctx, addr, tlsConf, conf, false, nil)
 }
@@ -334,6 +461,12 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	if err != nil {
 		return nil, err
 	}
+	if tc.ServerName == "" {
+		// tc is a copy (PrepareTLSConfig). The version of the sessions
+		// (firstVersionFor) and crypto/tls's session cache both go by
+		// ServerName.
+		tc.ServerName = hostOf(addr)
+	}
 	cfg := conf.withDefaults()
 	var dcidBytes [8]byte
 	rand.Read(dcidBytes[:])
@@ -362,10 +495,13 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		tc.ClientSessionCache = vcache
 	}
 	c := newConn(t, addr, cfg)
+	if !t.trackConn(c) {
+		return nil, ErrTransportClosed
+	}
 	tr := cfg.newTracer(c, true, dcid)
 	cp := connParams{
 		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
-		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.resetter,
+		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.statelessResetter(),
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 		tracer: tr, ecn: t.sock.ecn(),
 	}
@@ -373,6 +509,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, cp)
 	if err != nil {
 		tracerDone(tr)
+		t.abandonConn(c)
 		return nil, err
 	}
 	if vcache != nil {
@@ -388,9 +525,21 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	case <-c.ctx.Done():
 		return nil, context.Cause(c.ctx)
 	case <-ctx.Done():
-		c.request(&closeRequest{0, "dial canceled"}, nil)
+		c.request(&closeRequest{reason: "dial canceled"}, nil)
 		return nil, ctx.Err()
 	}
+}
+
+// hostOf returns the host part of addr: the IP address of a UDP address,
+// without its port, as tls.Dial takes the host name from its address.
+func hostOf(addr net.Addr) string {
+	if ua, ok := addr.(*net.UDPAddr); ok {
+		return ua.AddrPort().Addr().Unmap().String()
+	}
+	if host, _, err := net.SplitHostPort(addr.String()); err == nil {
+		return host
+	}
+	return addr.String()
 }
 
 // Close closes every connection of the Transport (with an application
@@ -398,12 +547,25 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // and waits for all the Transport's goroutines to exit. Connections that
 // closed keep answering the peer with their CONNECTION_CLOSE until their
 // closing period ends (RFC 9000, Section 10.2), for at most 5 seconds.
+// See Transport for what it does to calls in progress.
 func (t *Transport) Close() error {
-	t.init()
-	t.shutdown(5 * time.Second)
+	// A Transport never used is closed without starting: its socket is
+	// left as it is, unless the Transport made it.
+	t.initOnce.Do(func() {
+		t.initErr = ErrTransportClosed
+		t.closing = make(chan struct{})
+		t.runners.ch = make(chan *Conn)
+	})
+	t.shutdown(closeLinger)
 	t.wg.Wait()
 	return nil
 }
+
+// closeLinger bounds how long Transport.Close lets closed connections
+// answer with their CONNECTION_CLOSE, and separately how long it waits for
+// the connections' goroutines to hand over to their closed-connection
+// records (which they do at once, unless a goroutine is held up).
+const closeLinger = 5 * time.Second
 
 // shutdown is Close without waiting for the Transport's goroutines, for
 // the read loop to call when the socket fails (Close would wait for the
@@ -411,24 +573,42 @@ func (t *Transport) Close() error {
 // (closed_conn.go).
 func (t *Transport) shutdown(closedWait time.Duration) {
 	t.closeOnce.Do(func() {
+		// From here on nothing starts: Listen, Dial and new connections
+		// from the listener fail (trackConn), and the connections left
+		// are the ones listed.
+		t.life.mu.Lock()
+		t.life.closed = true
+		conns := make([]*Conn, 0, len(t.life.conns))
+		for c := range t.life.conns {
+			conns = append(conns, c)
+		}
+		t.life.mu.Unlock()
 		close(t.closing)
 		if l := t.listener.Load(); l != nil {
 			l.Close()
 		}
-		conns := t.handlers.all()
 		for _, c := range conns {
 			c.wake() // a parked connection has no goroutine to see closing
 		}
+		// Each connection sends its CONNECTION_CLOSE and hands its IDs
+		// over to a closed-connection record at once; one deadline for
+		// all of them.
+		wait := time.NewTimer(closeLinger)
 		for _, c := range conns {
 			select {
 			case <-c.done:
-			case <-time.After(5 * time.Second):
+				continue
+			case <-wait.C:
 			}
+			break
 		}
+		wait.Stop()
 		t.endClosed(closedWait)
-		if t.ownConn {
+		switch {
+		case t.Conn == nil:
+		case t.ownConn:
 			t.Conn.Close()
-		} else {
+		case t.sock != nil: // the read loop runs
 			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
 		}
 	})
@@ -445,7 +625,9 @@ func randomSeed() uint64 {
 }
 
 // ListenAddr listens on the UDP address addr (such as "127.0.0.1:4433")
-// with a Transport of its own, closed with the Listener.
+// with a Transport of its own, which closes once the Listener is closed
+// and the connections it accepted ended (their closing periods included,
+// 5 seconds at most); its socket is then released.
 func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
 	udp, err := net.ListenPacket("udp", addr)
 	if err != nil {
@@ -462,7 +644,9 @@ func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, erro
 }
 
 // DialAddr dials the UDP address addr from a Transport of its own on an
-// ephemeral port, closed when the connection ends.
+// ephemeral port. The Transport closes in the background once the
+// connection ended, or the dial failed, after the connection's closing
+// period (5 seconds at most); DialAddr never waits for it.
 func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	raddr, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
@@ -474,15 +658,14 @@ func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Confi
 	}
 	t := &Transport{Conn: udp, ownConn: true}
 	c, err := t.Dial(ctx, raddr, tlsConf, conf)
-	if err != nil {
-		t.Close()
-		return nil, err
-	}
-	// The Transport closes once the connection ended, its closing or
-	// draining state included (closed_conn.go).
+	// The Transport closes once the connection ended, in the background:
+	// a dial that failed or was abandoned returns at once, while what is
+	// left of the connection answers the server for its closing period
+	// (closed_conn.go), 5 s at most.
 	t.closeWhenIdle.Store(true)
-	if t.conns.Load() == 0 {
-		go t.Close()
+	t.closeIfIdle()
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,7 +1,6 @@
 package quic
 
 import (
-	"errors"
 	"net"
 	"net/netip"
 	"sync"
@@ -93,8 +92,13 @@ func (t *Transport) readLoop() {
 				return
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if isTimeout(err) {
+				continue
+			}
+			if isTransientSocketError(err) {
+				// An ICMP error for a datagram sent earlier: not the
+				// socket's failure.
+				t.stats.readErrors.Add(1)
 				continue
 			}
 			// The socket failed: close everything (Close would wait

@@ -24,6 +24,22 @@ type TransportStats struct {
 	// VersionNegotiationsSent counts Version Negotiation packets sent
 	// (RFC 9000, Section 6).
 	VersionNegotiationsSent uint64
+	// ReceiveBufferDrops counts the datagrams the kernel dropped because
+	// the socket's receive buffer was full (on Linux, SO_RXQ_OVFL: the
+	// count arrives with the next datagram read; 0 elsewhere). If it
+	// grows, the buffer (SocketInfo.ReceiveBuffer, set by
+	// SocketBufferSize within the kernel's limit) is too small for the
+	// bursts the socket receives.
+	ReceiveBufferDrops uint64
+	// ReadErrorsIgnored counts errors the socket reported on reads that
+	// concern a datagram, not the socket, and that the Transport went on
+	// after: on a connected UDP socket, ICMP port or host unreachable
+	// errors for datagrams sent earlier (ECONNREFUSED, EHOSTUNREACH).
+	ReadErrorsIgnored uint64
+	// TokensReplayed counts Initial packets starting a connection whose
+	// NEW_TOKEN token was refused as used before
+	// (Transport.TokenReplayGuard).
+	TokensReplayed uint64
 	// PacketsDropped counts datagrams the Transport dropped before any
 	// connection processed them, and packets connections discarded, by
 	// reason. Only reasons seen are present.
@@ -40,6 +56,7 @@ type transportCounters struct {
 	handshakesStarted, handshakesCompleted, handshakesFailed atomic.Uint64
 	zeroRTTAccepted, zeroRTTRejected                         atomic.Uint64
 	retriesSent, resetsSent, versionNegotiationsSent         atomic.Uint64
+	tokensReplayed, readErrors, receiveDrops                 atomic.Uint64
 	dropped                                                  [len(dropReasons)]atomic.Uint64
 }
 
@@ -71,6 +88,9 @@ func (t *Transport) Stats() TransportStats {
 		RetriesSent:             s.retriesSent.Load(),
 		StatelessResetsSent:     s.resetsSent.Load(),
 		VersionNegotiationsSent: s.versionNegotiationsSent.Load(),
+		TokensReplayed:          s.tokensReplayed.Load(),
+		ReadErrorsIgnored:       s.readErrors.Load(),
+		ReceiveBufferDrops:      s.receiveDrops.Load(),
 		PacketsDropped:          map[PacketDropReason]uint64{},
 		ConnectionsOpen:         t.conns.Load(),
 	}

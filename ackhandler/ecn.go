@@ -120,6 +120,22 @@ func (v *ecnValidator) onSent(m ECNMark) {
 	}
 }
 
+// onPTO ends the testing period at a probe timeout if no marked packet
+// was acknowledged yet: on a path that drops ECT(0) packets nothing else
+// would, since nothing is acknowledged and each PTO doubles the wait
+// (RFC 9002, Section 6.2.1) for the few packets each may send, and "If
+// all packets marked with non-zero ECN codepoints are subsequently lost,
+// it can disable marking on the assumption that the marking caused the
+// loss" (RFC 9000, Section 13.4.2). The probes go unmarked; the state is
+// unknown until the marked packets are acknowledged (capable) or lost
+// (failed). A PTO once a marked packet was acknowledged says nothing of
+// the marking.
+func (v *ecnValidator) onPTO() {
+	if v.state == ECNTesting && v.acked == 0 && v.outstanding > 0 {
+		v.state = ECNUnknown
+	}
+}
+
 func (v *ecnValidator) onAcked(m ECNMark) {
 	if ecnMarked(m) {
 		v.outstanding = max(v.outstanding-1, 0)

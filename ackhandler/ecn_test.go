@@ -236,3 +236,39 @@ func TestECNDisabled(t *testing.T) {
 		t.Fatalf("after restart: state %v, marking %v", e.h.ECNState(), e.h.ECNMarking())
 	}
 }
+
+// A probe timeout before any marked packet was acknowledged ends the
+// testing period: the probes go unmarked, so that a path that drops
+// ECT(0) packets costs one PTO rather than the ten testing packets sent
+// one or two per doubling PTO. The marked packets, lost, then fail
+// validation; acknowledged late, they make it capable. A PTO after a
+// marked packet was acknowledged changes nothing.
+func TestECNTestingEndsAtPTO(t *testing.T) {
+	e := newECNEnv(t)
+	e.h.SetHandshakeConfirmed(t0)
+	e.send(t0, SpaceApplication)
+	e.send(t0, SpaceApplication)
+	e.h.OnLossDetectionTimeout(e.h.LossDetectionDeadline())
+	if e.h.ECNState() != ECNUnknown || e.h.ECNMarking() != NotECT {
+		t.Fatalf("after a PTO with nothing acknowledged: state %v, marking %v", e.h.ECNState(), e.h.ECNMarking())
+	}
+	now := e.h.LossDetectionDeadline()
+	if err := e.h.OnAckReceived(now, SpaceApplication, ecnAck(wire.ECNCounts{ECT0: 2}, 0, 1), 3); err != nil {
+		t.Fatal(err)
+	}
+	if e.h.ECNState() != ECNCapable {
+		t.Fatalf("state %v after the marked packets were acknowledged, want capable", e.h.ECNState())
+	}
+
+	e = newECNEnv(t)
+	e.h.SetHandshakeConfirmed(t0)
+	e.send(t0, SpaceApplication)
+	if err := e.h.OnAckReceived(t0.Add(ms(20)), SpaceApplication, ecnAck(wire.ECNCounts{ECT0: 1}, 0, 0), 3); err != nil {
+		t.Fatal(err)
+	}
+	e.send(t0.Add(ms(21)), SpaceApplication)
+	e.h.OnLossDetectionTimeout(e.h.LossDetectionDeadline())
+	if e.h.ECNState() != ECNCapable || e.h.ECNMarking() != ECT0 {
+		t.Fatalf("state %v, marking %v after a PTO once a marked packet was acknowledged", e.h.ECNState(), e.h.ECNMarking())
+	}
+}

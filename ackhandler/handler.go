@@ -128,6 +128,9 @@ type SentPacketHandler struct {
 	// (first_rtt_sample); hasFirstRTTSample reports that there was one.
 	firstRTTSample    time.Time
 	hasFirstRTTSample bool
+	// rttFloor: application data packets below it give no RTT sample
+	// (IgnoreRTTSamplesBefore).
+	rttFloor wire.PacketNumber
 
 	ecn ecnValidator
 
@@ -176,6 +179,14 @@ type spaceState struct {
 	// lastAckedSentTime is the latest send time of an acknowledged
 	// packet, for persistent congestion across spaces.
 	lastAckedSentTime time.Time
+	// lostRunStart, if not zero, is the send time of the earliest lost
+	// packet of a run, that persistent congestion can count, whose
+	// records compaction removed with no acknowledged packet after it:
+	// detectLost continues the run from the ring's first record.
+	// lostRunPN is that packet's number: an acknowledgment of a packet
+	// from it to the ring's first record ends the run too.
+	lostRunStart time.Time
+	lostRunPN    wire.PacketNumber
 
 	ecnCounts          wire.ECNCounts // counts of the last validated ACK frame
 	ect0Sent, ect1Sent uint64
@@ -341,10 +352,14 @@ func (h *SentPacketHandler) OnPacketSent(now time.Time, space Space, p SentPacke
 // largest acknowledged packet number is newly acknowledged, and at least
 // one of the newly acknowledged packets was ack-eliciting" (RFC 9002,
 // Section 5.1), validates the ECN counts, declares packets lost, reports
-// to the FrameHandler and then the controller (OnAck, then
-// OnCongestionEvent if packets were lost or the ECN-CE count increased),
+// to the FrameHandler and then the controller (OnCongestionEvent if
+// packets were lost or the ECN-CE count increased, then OnAck),
 // and rearms the loss detection timer. An ACK frame for a dropped space is
-// ignored.
+// ignored. Only f.Ranges is acted on: ranges the parser counted in
+// f.IgnoredRanges (a frame with more than it keeps) are treated as not
+// acknowledged by this frame, as if the peer had omitted them (RFC 9000,
+// Section 13.2.3), so the packets in them may be declared lost and, if a
+// later frame acknowledges them, are late acknowledgments.
 //
 // It returns a PROTOCOL_VIOLATION *wire.TransportError if the frame
 // acknowledges a packet number that was never sent, skipped ones
@@ -371,6 +386,17 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	}
 	if space == SpaceHandshake {
 		h.handshakeAckReceived = true
+	}
+	if !s.lostRunStart.IsZero() {
+		// A late acknowledgment of a packet whose record is gone, sent
+		// during the lost run that compaction carried, ends the run
+		// (detectLost): that packet, or the first, was not lost.
+		for _, r := range f.Ranges {
+			if r.Largest >= s.lostRunPN && r.Smallest < s.packets.headPN {
+				s.lostRunStart = time.Time{}
+				break
+			}
+		}
 	}
 	largestIncreased := largest > s.largestAcked
 	if largestIncreased {
@@ -453,7 +479,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	// receiving an ACK frame that meets the following two conditions: the
 	// largest acknowledged packet number is newly acknowledged, and at
 	// least one of the newly acknowledged packets was ack-eliciting."
-	if largestNewly == largest && ackElicitingAcked {
+	if largestNewly == largest && ackElicitingAcked && (space != SpaceApplication || largestNewly >= h.rttFloor) {
 		var ackDelay time.Duration
 		// "an endpoint ... MAY ignore the acknowledgment delay for
 		// Initial packets, since these acknowledgments are not delayed by
@@ -472,20 +498,29 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 	ce := h.ecn.validate(s, f, largestIncreased, newlyECT0, newlyECT1)
 
 	h.resetCongestionEvent()
-	afterAck := h.bytesInFlight
 	h.detectLost(now, space)
 
-	if len(ev.Acked) > 0 {
-		ev.PriorInFlight = priorInFlight
-		ev.BytesInFlight = afterAck
-		h.cc.OnAck(now, ev)
-	}
+	// RFC 9002, Appendix A.7: ECN and the losses first, then the newly
+	// acknowledged packets, so that the ACK frame that starts a recovery
+	// period does not first grow the window that the period then cuts:
+	// "ProcessECN(ack, pn_space); lost_packets =
+	// DetectAndRemoveLostPackets(pn_space); if (!lost_packets.empty()):
+	// OnPacketsLost(lost_packets); OnPacketsAcked(newly_acked_packets)".
+	// As there, the acknowledged packets still count in flight when the
+	// losses are reported.
+	lostBytes := 0
 	if cev := &h.ev().cong; len(cev.Lost) > 0 || ce {
 		cev.ECN = ce
 		if ce && largestNewlySent.After(cev.SentTime) {
 			cev.SentTime = largestNewlySent
 		}
-		h.reportCongestion(now, afterAck)
+		lostBytes = cev.LostBytes
+		h.reportCongestion(now, priorInFlight, priorInFlight-lostBytes)
+	}
+	if len(ev.Acked) > 0 {
+		ev.PriorInFlight = priorInFlight - lostBytes
+		ev.BytesInFlight = h.bytesInFlight
+		h.cc.OnAck(now, ev)
 	}
 
 	// "Reset pto_count unless the client is unsure if the server has
@@ -556,6 +591,11 @@ func (h *SentPacketHandler) compact(now time.Time, s *spaceState) {
 				return
 			}
 			h.ecn.onLostExpired(e.ECN)
+			if s.lostRunStart.IsZero() && h.countsForPersistentCongestion(e) {
+				s.lostRunStart, s.lostRunPN = e.SentTime, e.PacketNumber
+			}
+		case e.state == sentAcked:
+			s.lostRunStart = time.Time{} // the run ends (detectLost)
 		}
 		s.packets.popFront()
 	}

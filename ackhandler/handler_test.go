@@ -300,8 +300,13 @@ func TestControllerAckEvent(t *testing.T) {
 	if len(pns) != 4 || pns[0] != 1 || pns[1] != 2 || pns[2] != 4 || pns[3] != 5 {
 		t.Fatalf("acked = %v, want [1 2 4 5]", pns)
 	}
-	if ev.AckedBytes != 1001+1002+1004+1005 || ev.PriorInFlight != 6015 || ev.BytesInFlight != 6015-ev.AckedBytes {
+	// The losses are reported first (RFC 9002, Appendix A.7), with the
+	// acknowledged packets still in flight; then the acknowledgments.
+	if ev.AckedBytes != 1001+1002+1004+1005 || ev.PriorInFlight != 6015-1000 || ev.BytesInFlight != 6015-1000-ev.AckedBytes {
 		t.Fatalf("ack event bytes: %+v", ev)
+	}
+	if e.cc.congSeq[0] > e.cc.ackSeq[0] {
+		t.Fatal("OnAck was called before OnCongestionEvent")
 	}
 	if ev.RTT != e.rtt {
 		t.Fatal("AckEvent.RTT is not the connection's estimator")
@@ -311,7 +316,7 @@ func TestControllerAckEvent(t *testing.T) {
 		t.Fatalf("lost = %v, want [0]", got)
 	}
 	c := e.cc.lastCong()
-	if c.PriorInFlight != ev.BytesInFlight || c.BytesInFlight != ev.BytesInFlight-1000 || c.LostBytes != 1000 {
+	if c.PriorInFlight != 6015 || c.BytesInFlight != 6015-1000 || c.LostBytes != 1000 {
 		t.Fatalf("congestion event bytes: %+v", c)
 	}
 	if e.h.BytesInFlight() != 1003 {

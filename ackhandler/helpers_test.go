@@ -23,6 +23,10 @@ type fakeCC struct {
 	congs       []congestion.CongestionEvent
 	ackCalls    int
 	congCalls   int
+	// calls counts both kinds; ackSeq and congSeq record its value at
+	// each recorded call, to check their order.
+	calls           int
+	ackSeq, congSeq []int
 }
 
 func (c *fakeCC) OnPacketSent(now time.Time, pn int64, bytes int, bytesInFlight int) {
@@ -32,7 +36,9 @@ func (c *fakeCC) OnPacketSent(now time.Time, pn int64, bytes int, bytesInFlight 
 
 func (c *fakeCC) OnAck(now time.Time, ev *congestion.AckEvent) {
 	c.ackCalls++
+	c.calls++
 	if c.record {
+		c.ackSeq = append(c.ackSeq, c.calls)
 		e := *ev
 		e.Acked = append([]congestion.AckedPacket(nil), ev.Acked...)
 		c.acks = append(c.acks, e)
@@ -41,7 +47,9 @@ func (c *fakeCC) OnAck(now time.Time, ev *congestion.AckEvent) {
 
 func (c *fakeCC) OnCongestionEvent(now time.Time, ev *congestion.CongestionEvent) {
 	c.congCalls++
+	c.calls++
 	if c.record {
+		c.congSeq = append(c.congSeq, c.calls)
 		e := *ev
 		e.Lost = append([]congestion.LostPacket(nil), ev.Lost...)
 		c.congs = append(c.congs, e)

@@ -11,7 +11,20 @@ import (
 // detectLost declares lost the packets of space that meet the packet or
 // time threshold (RFC 9002, Appendix A.10, DetectAndRemoveLostPackets),
 // appending them to h.ev().cong, sets the space's loss_time for those that
-// may become lost later, and detects persistent congestion among them.
+// may become lost later, and detects persistent congestion.
+//
+// Persistent congestion pairs a packet it declares lost with any earlier
+// lost one, whichever pass declared it: "A sender establishes persistent
+// congestion after the receipt of an acknowledgment if two packets that
+// are ack-eliciting are declared lost" (RFC 9002, Section 7.6.2), and the
+// pseudocode's check of one pass's losses (Appendix B.8) misses the pair
+// that two passes declare, as when the first of them is lost by the
+// packet threshold and the second, sent just before the packet whose
+// acknowledgment declared the first, waits for the time threshold. The
+// run of lost packets with no acknowledged packet between them starts at
+// the earliest one: in the ring when its record is still there (earlier
+// passes' records stay sentLost), or, for records compaction removed,
+// at the start the space carried from them (spaceState.lostRunStart).
 func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 	s := &h.spaces[space]
 	s.lossTime = time.Time{}
@@ -29,10 +42,8 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 	// the max_ack_delay irrespective of the packet number spaces in which
 	// losses are established."
 	pcDuration := h.rtt.PTO(true) * congestion.PersistentCongestionThreshold
-	var (
-		runStart time.Time
-		inRun    bool
-	)
+	runStart := s.lostRunStart
+	inRun := !runStart.IsZero()
 	for pn, hi := s.packets.headPN, min(s.largestAcked, s.lastSent); pn <= hi; pn++ {
 		e := s.packets.at(pn)
 		switch e.state {
@@ -41,6 +52,12 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 			// sent between the send times of these two packets are
 			// acknowledged" (RFC 9002, Section 7.6.2).
 			inRun = false
+			continue
+		case sentLost:
+			// Declared lost by an earlier pass: it may start a run.
+			if !inRun && h.countsForPersistentCongestion(e) {
+				inRun, runStart = true, e.SentTime
+			}
 			continue
 		case sentOutstanding:
 		default:
@@ -52,9 +69,7 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 		// (Section 6.1.2)."
 		if !e.SentTime.After(lostSendTime) || s.largestAcked >= pn+PacketThreshold {
 			h.declareLost(space, s, e, true)
-			// "These two packets MUST be ack-eliciting" and "a prior RTT
-			// sample existed when these two packets were sent."
-			if e.AckEliciting && h.hasFirstRTTSample && !e.SentTime.Before(h.firstRTTSample) {
+			if h.countsForPersistentCongestion(e) {
 				if !inRun {
 					inRun, runStart = true, e.SentTime
 				} else if e.SentTime.Sub(runStart) > pcDuration {
@@ -77,6 +92,14 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 			}
 		}
 	}
+}
+
+// countsForPersistentCongestion reports whether a lost packet can be one
+// of the two that establish persistent congestion: "These two packets
+// MUST be ack-eliciting" and "a prior RTT sample existed when these two
+// packets were sent" (RFC 9002, Section 7.6.2).
+func (h *SentPacketHandler) countsForPersistentCongestion(e *sentEntry) bool {
+	return e.AckEliciting && h.hasFirstRTTSample && !e.SentTime.Before(h.firstRTTSample)
 }
 
 // ackedElsewhereBetween reports whether a packet of a space other than
@@ -152,12 +175,12 @@ func (h *SentPacketHandler) resetCongestionEvent() {
 	ev.PriorInFlight, ev.BytesInFlight = 0, 0
 }
 
-// reportCongestion passes h.ev().cong to the controller; priorInFlight is
-// the bytes in flight before the lost packets were removed.
-func (h *SentPacketHandler) reportCongestion(now time.Time, priorInFlight int) {
+// reportCongestion passes h.ev().cong to the controller with the bytes
+// in flight before and after the lost packets were removed.
+func (h *SentPacketHandler) reportCongestion(now time.Time, priorInFlight, bytesInFlight int) {
 	ev := &h.ev().cong
 	ev.PriorInFlight = priorInFlight
-	ev.BytesInFlight = h.bytesInFlight
+	ev.BytesInFlight = bytesInFlight
 	if ev.PersistentCongestion {
 		// "Endpoints SHOULD set the min_rtt to the newest RTT sample
 		// after persistent congestion is established" (RFC 9002,
@@ -325,7 +348,7 @@ func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
 		prior := h.bytesInFlight
 		h.detectLost(now, sp)
 		if len(h.ev().cong.Lost) > 0 {
-			h.reportCongestion(now, prior)
+			h.reportCongestion(now, prior, h.bytesInFlight)
 		}
 		h.compact(now, &h.spaces[sp])
 		h.setTimer(now)
@@ -338,6 +361,7 @@ func (h *SentPacketHandler) OnLossDetectionTimeout(now time.Time) {
 		h.probes = 1
 	}
 	h.ptoCount++
+	h.ecn.onPTO()
 	h.setTimer(now)
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/congestion"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -241,7 +242,16 @@ func TestPersistentCongestionDurationAndAckEliciting(t *testing.T) {
 }
 
 // Persistent congestion is also established by time threshold loss on
-// the timer.
+// the timer, from packets declared lost by different detection passes:
+// packet 1 (at +0) is lost by the ACK at once, packet 2 (at +1000ms) by
+// the timer a little later, and nothing sent between them was
+// acknowledged. "A sender establishes persistent congestion after the
+// receipt of an acknowledgment if two packets that are ack-eliciting are
+// declared lost" (RFC 9002, Section 7.6.2): the two need not be declared
+// by the same pass, and only one pass ever sees them both when the first
+// was lost by the packet threshold and the second waits for the time
+// threshold. Packet 1's record is gone by then (kept two PTOs after it
+// was sent, compact).
 func TestPersistentCongestionOnLossTimer(t *testing.T) {
 	e, now := setupPersistent(t)
 	start := now
@@ -249,12 +259,36 @@ func TestPersistentCongestionOnLossTimer(t *testing.T) {
 	e.send(start.Add(ms(1000)), SpaceApplication)
 	last := e.send(start.Add(ms(1000)), SpaceApplication)
 	e.ack(t, start.Add(ms(1100)), SpaceApplication, last, last)
-	// Packet 1 (at +0) is lost at once by time; packet 2 (at +1000ms)
-	// later by the timer.
+	if c := e.cc.lastCong(); len(c.Lost) != 1 || c.PersistentCongestion {
+		t.Fatalf("ACK's loss: %+v", c)
+	}
 	e.h.OnLossDetectionTimeout(e.h.LossDetectionDeadline())
 	c := e.cc.lastCong()
-	if len(c.Lost) != 1 || c.PersistentCongestion {
-		t.Fatalf("timer loss: %+v", c)
+	if len(c.Lost) != 1 || !c.PersistentCongestion {
+		t.Fatalf("timer loss: lost %d, persistent congestion %v; want 1, true", len(c.Lost), c.PersistentCongestion)
+	}
+}
+
+// The same across passes with a packet sent between the two lost ones,
+// declared lost by the first pass and then acknowledged late: "none of
+// the packets sent between the send times of these two packets are
+// acknowledged" no longer holds.
+func TestPersistentCongestionAcrossPassesBrokenByAck(t *testing.T) {
+	e, now := setupPersistent(t)
+	start := now
+	e.send(start, SpaceApplication)                     // 1, lost by the first ACK
+	mid := e.send(start.Add(ms(500)), SpaceApplication) // 2, lost by it too, acknowledged later
+	e.send(start.Add(ms(1000)), SpaceApplication)       // 3, lost by the timer
+	e.send(start.Add(ms(1000)), SpaceApplication)       // 4, lost by the timer
+	last := e.send(start.Add(ms(1001)), SpaceApplication)
+	e.ack(t, start.Add(ms(1100)), SpaceApplication, last, last)
+	if c := e.cc.lastCong(); len(c.Lost) != 2 || c.PersistentCongestion {
+		t.Fatalf("ACK's loss: %+v", c)
+	}
+	e.ack(t, start.Add(ms(1105)), SpaceApplication, mid, mid, last, last)
+	e.h.OnLossDetectionTimeout(e.h.LossDetectionDeadline())
+	if c := e.cc.lastCong(); len(c.Lost) != 2 || c.PersistentCongestion {
+		t.Fatalf("timer loss: lost %d, persistent congestion %v; want 2, false (packet 2 acknowledged)", len(c.Lost), c.PersistentCongestion)
 	}
 }
 
@@ -275,5 +309,52 @@ func TestPersistentCongestionAckInOtherSpace(t *testing.T) {
 	e.ack(t, start.Add(ms(1250)), SpaceApplication, last, last)
 	if c := e.cc.lastCong(); len(c.Lost) != 6 || c.PersistentCongestion {
 		t.Fatalf("lost %d, persistent congestion %v; want 6, false (Handshake packet acknowledged in between)", len(c.Lost), c.PersistentCongestion)
+	}
+}
+
+// RFC 9002, Appendix A.7: an ACK frame's losses are processed before its
+// newly acknowledged packets,
+//
+//	lost_packets = DetectAndRemoveLostPackets(pn_space)
+//	if (!lost_packets.empty()):
+//	  OnPacketsLost(lost_packets)
+//	OnPacketsAcked(newly_acked_packets)
+//
+// so the ACK that starts a recovery period does not first grow the window
+// that the recovery period then reduces: its packets were sent before the
+// period began ("Do not increase congestion window in recovery period",
+// Appendix B.5). Ten packets of 1,200 bytes fill the initial window of
+// 12,000 bytes; an ACK of the last six declares the first four lost.
+func TestAckLossesBeforeGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    congestion.ControllerFactory
+		want int
+	}{
+		// kLossReductionFactor 0.5 (RFC 9002, Section 7.3.2).
+		{"newreno", congestion.NewNewReno, 6000},
+		// β_cubic 0.7 (RFC 9438, Section 4.6).
+		{"cubic", congestion.NewCubic, 8400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rtt := congestion.NewRTTStats()
+			cc := tc.f(congestion.ControllerConfig{RTT: rtt, MaxDatagramSize: 1200})
+			e := &testEnv{rtt: rtt, fh: &fakeFrames{}}
+			e.h = New(Config{Role: wire.RoleServer, RTT: rtt, Controller: cc, Frames: e.fh,
+				DisablePacketNumberSkipping: true, DisableECN: true})
+			if w := cc.CongestionWindow(); w != 12000 {
+				t.Fatalf("initial window %d", w)
+			}
+			for range 10 {
+				e.send(t0, SpaceApplication)
+			}
+			e.ack(t, t0.Add(ms(50)), SpaceApplication, 4, 9)
+			if n := e.h.LostPackets(); n != 4 {
+				t.Fatalf("%d packets lost, want 4", n)
+			}
+			if w := cc.CongestionWindow(); w != tc.want {
+				t.Errorf("window %d after the ACK that started recovery, want %d", w, tc.want)
+			}
+		})
 	}
 }

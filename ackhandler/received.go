@@ -58,6 +58,10 @@ type ReceivedPackets struct {
 	ecn     wire.ECNCounts
 	ecnSeen bool
 	lastCE  bool // the last packet received was CE-marked
+	// ackFreqSeen: an ACK_FREQUENCY frame was applied, whose sequence
+	// number is ackFreqSeq (OnAckFrequency).
+	ackFreqSeen bool
+	ackFreqSeq  uint64
 
 	// ACK policy (draft-ietf-quic-ack-frequency, Section 4).
 	threshold        uint64
@@ -124,12 +128,28 @@ func (r *ReceivedPackets) SetMaxAckDelay(d time.Duration) { r.maxAckDelay = d }
 // acknowledgment"; default 1, 0 acknowledges every ack-eliciting packet
 // immediately), maxAckDelay the Requested Max Ack Delay, and
 // reorderThreshold the Reordering Threshold ("A value of 0 indicates
-// out-of-order packets do not elicit an immediate ACK"; default 1). The
-// connection checks the sequence number and the validity of the values.
+// out-of-order packets do not elicit an immediate ACK"; default 1). It
+// does not look at the frame's sequence number: OnAckFrequency does. The
+// connection checks the validity of the values.
 func (r *ReceivedPackets) SetAckFrequency(threshold uint64, maxAckDelay time.Duration, reorderThreshold uint64) {
 	r.threshold = threshold
 	r.maxAckDelay = maxAckDelay
 	r.reorderThreshold = reorderThreshold
+}
+
+// OnAckFrequency applies an ACK_FREQUENCY frame with sequence number seq
+// (see SetAckFrequency for the other fields) and reports whether it did:
+// "A receiving endpoint MUST ignore a received ACK_FREQUENCY frame unless
+// the Sequence Number value in the frame is greater than the largest
+// processed value" (draft-ietf-quic-ack-frequency, Section 4), so that an
+// older frame reordered behind a newer one does not override it.
+func (r *ReceivedPackets) OnAckFrequency(seq, threshold uint64, maxAckDelay time.Duration, reorderThreshold uint64) bool {
+	if r.ackFreqSeen && seq <= r.ackFreqSeq {
+		return false
+	}
+	r.ackFreqSeen, r.ackFreqSeq = true, seq
+	r.SetAckFrequency(threshold, maxAckDelay, reorderThreshold)
+	return true
 }
 
 // LargestReceived returns the largest packet number received, or

@@ -394,3 +394,30 @@ func TestReceivedRangesModel(t *testing.T) {
 		f.Append(nil) // panics on invalid ranges
 	}
 }
+
+// draft-ietf-quic-ack-frequency, Section 4: "A receiving endpoint MUST
+// ignore a received ACK_FREQUENCY frame unless the Sequence Number value
+// in the frame is greater than the largest processed value." A frame
+// reordered behind a newer one, or repeated, changes nothing.
+func TestAckFrequencySequenceNumber(t *testing.T) {
+	r := NewReceivedPackets(SpaceApplication)
+	if !r.OnAckFrequency(5, 10, ms(50), 3) {
+		t.Fatal("the first ACK_FREQUENCY frame was ignored")
+	}
+	for _, seq := range []uint64{3, 5} {
+		if r.OnAckFrequency(seq, 0, ms(1), 0) {
+			t.Errorf("ACK_FREQUENCY with sequence number %d applied after 5", seq)
+		}
+	}
+	if r.threshold != 10 || r.maxAckDelay != ms(50) || r.reorderThreshold != 3 {
+		t.Fatalf("policy %d %v %d, want that of frame 5", r.threshold, r.maxAckDelay, r.reorderThreshold)
+	}
+	if !r.OnAckFrequency(6, 2, ms(20), 1) || r.threshold != 2 || r.maxAckDelay != ms(20) || r.reorderThreshold != 1 {
+		t.Fatalf("frame 6 not applied: %d %v %d", r.threshold, r.maxAckDelay, r.reorderThreshold)
+	}
+	// Sequence number 0 is a valid first value.
+	r = NewReceivedPackets(SpaceApplication)
+	if !r.OnAckFrequency(0, 4, ms(30), 1) || r.threshold != 4 {
+		t.Fatal("a first frame with sequence number 0 was ignored")
+	}
+}

@@ -245,6 +245,10 @@ type bbr struct {
 	cwndLimitedPrevRound  bool  // C.is_cwnd_limited, last round
 	appLimitedUntilWindow bool  // State.AppLimited
 	pacingFromSRTT        bool  // InitPacingRate used a real C.srtt
+	// ecnPending: the last congestion event reported new CE marks,
+	// whose check against a bandwidth probe waits for the ACK that
+	// carried them (onECNAcked).
+	ecnPending bool
 }
 
 // NewBBR returns a BBR version 3 controller (draft-ietf-ccwg-bbr) for one
@@ -379,9 +383,9 @@ func (b *bbr) OnAck(now time.Time, ev *AckEvent) {
 	for i := range ev.Acked {
 		b.rate.onPacketAcked(now, &ev.Acked[i])
 	}
-	// The sampler does not trim its packets to ev.BytesInFlight here:
-	// packets this ACK makes lost are reported by OnCongestionEvent
-	// next, and must still be found then.
+	// The connection reported the packets this ACK makes lost before
+	// it (OnCongestionEvent, which trims the sampler's packets to the
+	// bytes in flight with this ACK's packets still counted).
 	rs := &b.rate.rs
 	if b.inRecovery && rs.hasData && rs.priorDelivered >= b.recoveryRoundDeliv {
 		// A packet sent after the episode began is acknowledged: it
@@ -410,6 +414,7 @@ func (b *bbr) OnAck(now time.Time, ev *AckEvent) {
 		minRTT = rtt.Min()
 	}
 	b.updateOnACK(minRTT)
+	b.onECNAcked()
 }
 
 // updateOnACK is UpdateOnACK of Section 5.2.3.
@@ -454,7 +459,10 @@ func (b *bbr) updateControlParameters() {
 // BBR.bw_shortterm and BBR.inflight_shortterm adapt at the end of the
 // round outside bandwidth probing (Section 5.5.10.3); during a bandwidth
 // probe it ends the probe as excessive loss would (HandleInflightTooHigh,
-// Section 5.5.10.2), with the rate sample of the ACK that carried it.
+// Section 5.5.10.2), with the rate sample of the ACK that carried it:
+// the connection reports an ACK's congestion event before the ACK
+// itself (RFC 9002, Appendix A.7), so that check waits for OnAck
+// (ecnPending).
 func (b *bbr) OnCongestionEvent(now time.Time, ev *CongestionEvent) {
 	b.begin(now)
 	b.inflight = int64(ev.BytesInFlight)
@@ -487,11 +495,21 @@ func (b *bbr) OnCongestionEvent(now time.Time, ev *CongestionEvent) {
 	}
 	if ev.ECN {
 		b.noteLoss()
-		if b.isBwProbeSample && b.rate.rs.hasData {
-			b.handleInflightTooHigh()
-		}
+		b.ecnPending = true
 	}
 	b.rate.trim(b.inflight)
+}
+
+// onECNAcked ends a bandwidth probe whose ACK reported new CE marks, with
+// that ACK's rate sample (see OnCongestionEvent).
+func (b *bbr) onECNAcked() {
+	if !b.ecnPending {
+		return
+	}
+	b.ecnPending = false
+	if b.isBwProbeSample && b.rate.rs.hasData {
+		b.handleInflightTooHigh()
+	}
 }
 
 // onEnterFastRecovery is OnEnterFastRecovery of Section 5.6.4.4:

@@ -8,8 +8,34 @@ import "time"
 
 // updateMinRTT is UpdateMinRTT of Section 5.3.4.3 with RS.rtt; see
 // filterMinRTT.update.
+//
+// One deviation, for RTT samples of packets sent while the connection was
+// application-limited with no more than ProbeRTTCwnd() in flight
+// (appLimitedDrained): such a flow already keeps its flight where ProbeRTT
+// would put it, and its samples are those ProbeRTT would take. "When the
+// flow's rate is low enough for long enough to drain its queue in the
+// bottleneck ... the BBR.probe_rtt_min_delay filter opportunistically
+// picks up these measurements, and the BBR.probe_rtt_min_delay estimate
+// refreshes without requiring ProbeRTT" (Section 5.3.4.2). The draft's
+// filter takes only a strictly lower sample, which such a flow rarely
+// measures: its samples vary with the peer's ACK delay around the
+// minimum and equal it at best. So a drained sample within an eighth of
+// BBR.probe_rtt_min_delay restarts BBR.ProbeRTTInterval
+// (filterMinRTT.refreshDrained), and one that
+// finds the estimate expired (which UpdateMinRTT then replaces with it)
+// does not start ProbeRTT (checkProbeRTT), as for the restart from idle,
+// where "the idleness is deemed a sufficient attempt to coordinate to
+// drain the queue" (Section 5.3.4.2). A request/response flow otherwise
+// entered ProbeRTT every five seconds for nothing; when a bulk transfer
+// began just then, ProbeRTT cut its Startup short before the loss that
+// ends Startup was counted, and a second Startup overshot the path again
+// (half as many queue drops again as a fresh connection's in
+// TestSimAppLimitedWindow).
 func (b *bbr) updateMinRTT() {
 	b.minRTT.update(b.now, b.rate.rs.rtt)
+	if b.appLimitedDrained() {
+		b.minRTT.refreshDrained(b.now, b.rate.rs.rtt)
+	}
 }
 
 // checkProbeRTT is CheckProbeRTT of Section 5.3.4.3. "In any state other
@@ -29,8 +55,11 @@ func (b *bbr) updateMinRTT() {
 //	  HandleProbeRTT()
 //	if (RS.delivered > 0)
 //	  BBR.idle_restart = false
+//
+// ProbeRTT is not entered on an ACK whose sample appLimitedDrained
+// reports, a deviation explained at updateMinRTT.
 func (b *bbr) checkProbeRTT() {
-	if b.state != bbrProbeRTT && b.minRTT.probeRTTExpired && !b.idleRestart {
+	if b.state != bbrProbeRTT && b.minRTT.probeRTTExpired && !b.idleRestart && !b.appLimitedDrained() {
 		b.enterProbeRTT()
 		b.saveCwnd()
 		b.probeRTTDoneStamp = time.Time{}
@@ -43,6 +72,14 @@ func (b *bbr) checkProbeRTT() {
 	if b.rate.rs.delivered > 0 {
 		b.idleRestart = false
 	}
+}
+
+// appLimitedDrained reports whether the ACK's RTT sample measured a
+// packet sent while the connection was application-limited with at most
+// ProbeRTTCwnd() in flight (see checkProbeRTT).
+func (b *bbr) appLimitedDrained() bool {
+	rs := &b.rate.rs
+	return rs.rtt >= 0 && rs.isAppLimited && rs.txInFlight <= b.probeRTTCwnd()
 }
 
 // enterProbeRTT is EnterProbeRTT of Section 5.3.4.3.

@@ -159,25 +159,18 @@ func (p *bbrTestPath) receive() {
 		keep = append(keep, pk)
 	}
 	p.pkts = append(keep, p.pkts[end:]...)
+	// As the connection's loss detection reports them (RFC 9002,
+	// Appendix A.7): the ACK's losses and CE marks first, with the
+	// acknowledged packets still in flight, then the acknowledgments.
+	acked := 0
+	for _, a := range p.acked {
+		acked += a.Bytes
+	}
 	if len(p.acked) > 0 {
 		p.rtt.Update(p.now.Sub(largestSent), 0, true)
-		prior := p.inflight
-		n := 0
-		for _, a := range p.acked {
-			n += a.Bytes
-		}
-		p.inflight -= n
-		p.delivered += int64(n)
-		p.ack = AckEvent{Acked: p.acked, AckedBytes: n, PriorInFlight: prior, BytesInFlight: p.inflight, RTT: p.rtt}
-		p.cc.OnAck(p.now, &p.ack)
-		p.check()
 	}
-	if len(p.acked) > 0 && p.ecn != nil && p.ecn(p) {
-		p.cong = CongestionEvent{ECN: true, SentTime: largestSent, PriorInFlight: p.inflight, BytesInFlight: p.inflight}
-		p.cc.OnCongestionEvent(p.now, &p.cong)
-		p.check()
-	}
-	if len(p.lost) > 0 {
+	ce := len(p.acked) > 0 && p.ecn != nil && p.ecn(p)
+	if len(p.lost) > 0 || ce {
 		prior := p.inflight
 		n := 0
 		for _, l := range p.lost {
@@ -185,9 +178,22 @@ func (p *bbrTestPath) receive() {
 		}
 		p.inflight -= n
 		p.lostBytes += int64(n)
-		p.cong = CongestionEvent{Lost: p.lost, LostBytes: n, SentTime: p.lost[len(p.lost)-1].SentTime,
-			PriorInFlight: prior, BytesInFlight: p.inflight}
+		p.cong = CongestionEvent{Lost: p.lost, LostBytes: n, ECN: ce, PriorInFlight: prior, BytesInFlight: p.inflight}
+		if len(p.lost) > 0 {
+			p.cong.SentTime = p.lost[len(p.lost)-1].SentTime
+		}
+		if ce && largestSent.After(p.cong.SentTime) {
+			p.cong.SentTime = largestSent
+		}
 		p.cc.OnCongestionEvent(p.now, &p.cong)
+		p.check()
+	}
+	if len(p.acked) > 0 {
+		prior := p.inflight
+		p.inflight -= acked
+		p.delivered += int64(acked)
+		p.ack = AckEvent{Acked: p.acked, AckedBytes: acked, PriorInFlight: prior, BytesInFlight: p.inflight, RTT: p.rtt}
+		p.cc.OnAck(p.now, &p.ack)
 		p.check()
 	}
 }
@@ -567,6 +573,51 @@ func TestBBRAppLimited(t *testing.T) {
 	// of the current ProbeBW phase).
 	if r := p.cc.PacingRate(); r < before*8/10 {
 		t.Errorf("pacing rate %d, want about BBR.bw %d", r, before)
+	}
+}
+
+// An application-limited flow whose flight stays within ProbeRTTCwnd()
+// measures what ProbeRTT would: "when the flow's rate is low enough for
+// long enough to drain its queue in the bottleneck ... the
+// BBR.probe_rtt_min_delay filter opportunistically picks up these
+// measurements, and the BBR.probe_rtt_min_delay estimate refreshes
+// without requiring ProbeRTT" (Section 5.3.4.2). On this path of constant
+// delay its samples equal the minimum and never undercut it, so with the
+// draft's filter alone it entered ProbeRTT every five seconds (see
+// bbr.updateMinRTT for the deviation).
+func TestBBRAppLimitedFlowSkipsProbeRTT(t *testing.T) {
+	p := newBBRTestPath(t, bbrTestRate, bbrTestDelay, 0)
+	p.appGap = 20 * time.Millisecond // 60 kB/s, two or three packets in flight
+	p.appNext = p.now
+	var log bbrPhaseLog
+	log.watch(p)
+	p.run(12*time.Second, nil)
+	for i, ph := range log.phases {
+		if ph == "probe_rtt" {
+			t.Errorf("entered ProbeRTT at %v while application-limited with %d bytes in flight at most", log.at[i], 3*p.size)
+		}
+	}
+	if since := p.now.Sub(p.b.minRTT.probeRTTMinStamp); since > 2*bbrTestDelay {
+		t.Errorf("probe_rtt_min_delay last refreshed %v ago", since)
+	}
+}
+
+// The refresh of TestBBRAppLimitedFlowSkipsProbeRTT takes samples within
+// an eighth of the estimate: when the path's delay grows by more, the
+// estimate expires and BBR.min_rtt follows, as in the draft ("min_rtt_expired
+// = Now() > BBR.min_rtt_stamp + BBR.MinRTTFilterLen", Section 5.3.4.3).
+func TestBBRAppLimitedFlowLearnsLongerDelay(t *testing.T) {
+	p := newBBRTestPath(t, bbrTestRate, bbrTestDelay, 0)
+	p.appGap = 20 * time.Millisecond
+	p.appNext = p.now
+	p.run(3*time.Second, nil)
+	if got := p.b.minRTT.minRTT; got > bbrTestDelay+bbrTestDelay/8 {
+		t.Fatalf("BBR.min_rtt %v on a %v path", got, bbrTestDelay)
+	}
+	p.delay = bbrTestDelay * 3 / 2
+	p.run(3*time.Second+bbrMinRTTFilterLen+bbrProbeRTTInterval, nil)
+	if got := p.b.minRTT.minRTT; got < p.delay {
+		t.Errorf("BBR.min_rtt %v after the path's delay grew to %v", got, p.delay)
 	}
 }
 

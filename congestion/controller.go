@@ -9,10 +9,14 @@ import "time"
 //
 // The connection's loss detection (package ackhandler) calls the methods
 // from the connection's goroutine only, never concurrently, and in this
-// order for each received ACK frame: OnAck for the newly acknowledged
-// packets, then OnCongestionEvent if packets were declared lost or the
-// peer reported new ECN-CE marks. Only packets that count toward bytes in
-// flight (ack-eliciting or padded, RFC 9002, Section 2) are reported.
+// order for each received ACK frame: OnCongestionEvent if packets were
+// declared lost or the peer reported new ECN-CE marks, then OnAck for the
+// newly acknowledged packets, as RFC 9002, Appendix A.7 does ("lost_packets
+// = DetectAndRemoveLostPackets(pn_space); if (!lost_packets.empty()):
+// OnPacketsLost(lost_packets); OnPacketsAcked(newly_acked_packets)"): the
+// ACK that starts a recovery period must not first grow the window that
+// the period cuts. Only packets that count toward bytes in flight
+// (ack-eliciting or padded, RFC 9002, Section 2) are reported.
 // Events are passed by pointer to structures the caller owns and reuses:
 // a Controller must not keep them, or their slices, after returning.
 //
@@ -29,8 +33,11 @@ type Controller interface {
 	// ECN-CE count increased (RFC 9002, Section 7.1).
 	OnCongestionEvent(now time.Time, ev *CongestionEvent)
 	// OnAppLimited is called when the connection had nothing to send
-	// although the window allowed it: growth based on an under-used
-	// window must stop (RFC 9002, Section 7.8).
+	// although the window and the pacer allowed it, for want of
+	// application data or because flow control held it back: growth
+	// based on an under-used window must stop (RFC 9002, Section 7.8)
+	// until a packet sent fills the window. The connection calls it each
+	// time it finds nothing to send in that state.
 	OnAppLimited(now time.Time, bytesInFlight int)
 	// SetMaxDatagramSize is called when the path's maximum datagram size
 	// changes (path MTU discovery, RFC 9000, Section 14).
@@ -83,7 +90,8 @@ type AckEvent struct {
 	// AckedBytes is the sum of Acked[i].Bytes.
 	AckedBytes int
 	// PriorInFlight and BytesInFlight are the bytes in flight before and
-	// after removing the acknowledged packets.
+	// after removing the acknowledged packets (the packets the same ACK
+	// frame made lost are already removed from both).
 	PriorInFlight, BytesInFlight int
 	// RTT is the connection's estimator, already updated with this ACK's
 	// sample if it gave one.
@@ -116,7 +124,8 @@ type CongestionEvent struct {
 	// (RFC 9002, Section 7.6): the window collapses to its minimum.
 	PersistentCongestion bool
 	// PriorInFlight and BytesInFlight are the bytes in flight before and
-	// after removing the lost packets.
+	// after removing the lost packets; the packets the same ACK frame
+	// acknowledges still count in both (OnAck follows).
 	PriorInFlight, BytesInFlight int
 }
 

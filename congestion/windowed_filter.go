@@ -144,3 +144,18 @@ func (f *filterMinRTT) update(now time.Time, rtt time.Duration) {
 		f.minRTTStamp = f.probeRTTMinStamp
 	}
 }
+
+// refreshDrained restarts BBR.ProbeRTTInterval for a sample rtt taken
+// with the flight as low as ProbeRTT makes it (see bbr.updateMinRTT, a
+// deviation from the draft) that is within an eighth of
+// BBR.probe_rtt_min_delay, taking it if it is lower. The eighth absorbs
+// the peer's ACK delay, which RS.rtt includes; a path whose delay grew
+// by more stops refreshing the estimate, which then expires as in the
+// draft.
+func (f *filterMinRTT) refreshDrained(now time.Time, rtt time.Duration) {
+	if rtt < 0 || f.probeRTTMinDelay == filterInfiniteRTT || rtt > f.probeRTTMinDelay+f.probeRTTMinDelay/8 {
+		return
+	}
+	f.probeRTTMinDelay = min(f.probeRTTMinDelay, rtt)
+	f.probeRTTMinStamp = now
+}

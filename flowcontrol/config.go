@@ -26,6 +26,12 @@ type ReceiveConfig struct {
 	// InitialWindow is treated as InitialWindow, which turns auto-tuning
 	// off. Values above 2^62-1 are treated as 2^62-1.
 	MaxWindow uint64
+	// Shared marks the connection's window, whose credit all streams
+	// use: data left unread on some streams then does not keep the
+	// others from the rest of the window (see ReceiveWindow.ShouldSendUpdate).
+	// A stream's window is not shared: its reader reads its unread data
+	// first.
+	Shared bool
 }
 
 // DefaultStreamReceiveConfig returns the default configuration of a
@@ -37,9 +43,9 @@ func DefaultStreamReceiveConfig() ReceiveConfig {
 
 // DefaultConnReceiveConfig returns the default configuration of the
 // connection's receive window: DefaultInitialConnWindow growing up to
-// DefaultMaxConnWindow.
+// DefaultMaxConnWindow, shared by all streams.
 func DefaultConnReceiveConfig() ReceiveConfig {
-	return ReceiveConfig{InitialWindow: DefaultInitialConnWindow, MaxWindow: DefaultMaxConnWindow}
+	return ReceiveConfig{InitialWindow: DefaultInitialConnWindow, MaxWindow: DefaultMaxConnWindow, Shared: true}
 }
 
 // normalized returns the initial and maximum windows after the clamping

@@ -28,7 +28,12 @@
 // Granting credit follows the rule gQUIC used: a new limit is due once the
 // application has consumed more than half the window (consumed > limit −
 // window/2), and the new limit is consumed + window, never below a limit
-// already granted. The window starts at ReceiveConfig.InitialWindow and
+// already granted. The connection's window (ReceiveConfig.Shared) also
+// grants once the credit it would add reaches the credit the peer has
+// left, so that data left unread on some streams holds only its own part
+// of the window; and while the application waits for data, a starved
+// connection window grows or grants what was consumed
+// (GrowForWaitingReader). The window starts at ReceiveConfig.InitialWindow and
 // auto-tunes: when the bytes consumed since the previous update, scaled to a
 // whole window, took less than two round trips, the window doubles, up to
 // ReceiveConfig.MaxWindow. A window of W then settles near two

@@ -14,7 +14,7 @@ func Example() {
 	t0 := time.Unix(0, 0)
 	rtt := 50 * time.Millisecond
 
-	conn := flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{InitialWindow: 1500, MaxWindow: 100000})
+	conn := flowcontrol.NewReceiveWindow(flowcontrol.ReceiveConfig{InitialWindow: 1500, MaxWindow: 100000, Shared: true})
 	st := flowcontrol.NewStreamReceiver(flowcontrol.ReceiveConfig{InitialWindow: 1000, MaxWindow: 64000}, conn)
 	send := flowcontrol.NewSendWindow(st.Limit()) // the peer's view of our limit
 

@@ -80,8 +80,10 @@ func fcFuzzExpect(s *StreamReceiver, conn *ReceiveWindow, off, n uint64, fin, re
 // connection window, and checks the invariants: a frame is accepted
 // exactly when the rules of RFC 9000, Sections 4.1 and 4.5 allow it, a
 // rejected frame changes nothing, limits only grow and stay at or below
-// 2^62-1, no limit is ever exceeded, a known final size never changes, and
-// the connection counts exactly the streams' highest offsets and reads.
+// 2^62-1, no limit is ever exceeded, a known final size never changes,
+// the connection counts exactly the streams' highest offsets and reads,
+// and a peer that used all its connection credit while less than the
+// window sits unread gets more, at once or for a waiting reader.
 func FuzzReceiveWindow(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{8, 2, 0x00, 0, 0x00, 0x10, 0x00, 0x00, 0x08})
@@ -89,7 +91,7 @@ func FuzzReceiveWindow(f *testing.F) {
 		r := &fcFuzzReader{b: in}
 		sw := uint64(r.byte()) * 16
 		cw := uint64(r.byte()) * 32
-		conn := NewReceiveWindow(ReceiveConfig{InitialWindow: cw, MaxWindow: cw * uint64(1+r.byte()%16)})
+		conn := NewReceiveWindow(ReceiveConfig{InitialWindow: cw, MaxWindow: cw * uint64(1+r.byte()%16), Shared: true})
 		var streams [3]StreamReceiver
 		for i := range streams {
 			streams[i].Init(ReceiveConfig{InitialWindow: sw, MaxWindow: sw * uint64(1+r.byte()%16)}, conn)
@@ -145,6 +147,8 @@ func FuzzReceiveWindow(f *testing.F) {
 				s.Abandon(now)
 			case 12:
 				conn.EnsureMinWindow(r.value())
+			case 13:
+				conn.GrowForWaitingReader()
 			default:
 				// A limit computed and then never sent.
 				s.NextLimit(now, time.Duration(r.byte())*time.Millisecond)
@@ -185,6 +189,14 @@ func FuzzReceiveWindow(f *testing.F) {
 			if conn.Received() > conn.Limit() || conn.Window() > conn.MaxWindow() {
 				t.Fatalf("connection received %d, limit %d, window %d, max %d",
 					conn.Received(), conn.Limit(), conn.Window(), conn.MaxWindow())
+			}
+			// No stall below the window: a blocked peer gets credit
+			// whenever less than the window is unread.
+			if conn.Received() == conn.Limit() && conn.Limit() < wire.MaxVarint &&
+				conn.Received()-conn.Consumed() < conn.Window() &&
+				!conn.ShouldSendUpdate() && !conn.CanGrowForWaitingReader() {
+				t.Fatalf("connection stalled: limit %d, %d unread, window %d",
+					conn.Limit(), conn.Received()-conn.Consumed(), conn.Window())
 			}
 		}
 	})

@@ -24,6 +24,7 @@ type ReceiveWindow struct {
 	consumed   uint64 // bytes the application consumed (or that were discarded)
 	window     uint64
 	maxWindow  uint64
+	shared     bool // ReceiveConfig.Shared: the connection's window
 
 	// The auto-tuning epoch runs from one update (or the first
 	// consumption) to the next.
@@ -45,7 +46,7 @@ func NewReceiveWindow(cfg ReceiveConfig) *ReceiveWindow {
 // for windows embedded in other structures.
 func (w *ReceiveWindow) Init(cfg ReceiveConfig) {
 	initial, maxWindow := cfg.normalized()
-	*w = ReceiveWindow{limit: initial, advertised: initial, window: initial, maxWindow: maxWindow}
+	*w = ReceiveWindow{limit: initial, advertised: initial, window: initial, maxWindow: maxWindow, shared: cfg.Shared}
 }
 
 // Limit returns the largest limit granted: the value of the last MAX_DATA
@@ -127,29 +128,71 @@ func (w *ReceiveWindow) OnConsumed(now time.Time, n uint64) {
 // should be sent: when more than half the window has been consumed
 // (consumed > limit − window/2) and the limit can still grow, or when the
 // current limit was never sent or was lost.
+//
+// A shared (connection) window also sends one when the credit it would
+// grant (consumed + window − limit) is at least the credit the peer has
+// left (limit − received) and at least a sixteenth of the window. Data
+// the application leaves unread on some streams holds part of the window
+// for as long as it stays unread, and only the rest, window − unread,
+// serves the streams being read; this is the half-window rule applied to
+// that rest. With the half-window rule alone the limit could never rise
+// again once half the window sat unread: the connection's real bound was
+// half its window, not the window (RFC 9000, Section 4.2: "To avoid
+// blocking a sender, a receiver MAY send a MAX_STREAM_DATA or MAX_DATA
+// frame multiple times within a round trip"). When nothing is left
+// unread, the two rules agree. The sixteenth keeps the updates from
+// shrinking to a few bytes each when almost the whole window is unread
+// (TCP's receiver-side silly window avoidance, RFC 1122, Section
+// 4.2.3.3); a reader waiting then gets the rest (GrowForWaitingReader).
 func (w *ReceiveWindow) ShouldSendUpdate() bool {
 	return w.updateDue() || w.limit > w.advertised
 }
 
 // ConsumedBeforeUpdate returns how many more bytes the application must
-// consume for the half-window rule of ShouldSendUpdate to call for an
-// update: 0 if it does already, the largest uint64 if it never will (the
-// limit is at its maximum). It lets whoever counts consumption elsewhere
-// tell when to report it.
+// consume for ShouldSendUpdate to call for a larger limit, with the data
+// received so far: 0 if it does already, the largest uint64 if it never
+// will (the limit is at its maximum). It lets whoever counts consumption
+// elsewhere tell when to report it. For a shared window, data that
+// arrives meanwhile can only make it smaller.
 func (w *ReceiveWindow) ConsumedBeforeUpdate() uint64 {
 	if w.limit >= wire.MaxVarint {
 		return ^uint64(0)
 	}
-	if w.limit-w.consumed < w.window/2 {
+	if w.updateDue() {
 		return 0
 	}
-	return w.limit - w.consumed - w.window/2 + 1
+	// The half-window rule: limit − consumed < window/2.
+	n := w.limit - w.consumed - w.window/2 + 1
+	if w.shared {
+		// The rule for unread data: consumed + window ≥ limit + need.
+		// Both sides are below 2^63: no overflow.
+		if need := w.limit + w.sharedGrantNeed(); need > w.consumed+w.window {
+			n = min(n, need-(w.consumed+w.window))
+		}
+	}
+	return n
 }
 
-// updateDue reports whether the half-window rule calls for a larger limit.
-// consumed ≤ received ≤ limit, so limit-consumed does not wrap.
+// updateDue reports whether the half-window rule, or for a shared window
+// the rule for unread data, calls for a larger limit. consumed ≤ received
+// ≤ limit, so limit-consumed does not wrap.
 func (w *ReceiveWindow) updateDue() bool {
-	return w.limit < wire.MaxVarint && w.limit-w.consumed < w.window/2
+	if w.limit >= wire.MaxVarint {
+		return false
+	}
+	if w.limit-w.consumed < w.window/2 {
+		return true
+	}
+	// consumed, window ≤ 2^62-1: the sum does not overflow.
+	return w.shared && w.consumed+w.window >= w.limit+w.sharedGrantNeed()
+}
+
+// sharedGrantNeed is the credit a shared window must be able to grant
+// (consumed + window − limit) for an update to be due under the rule for
+// unread data: the credit the peer has left, and at least a sixteenth of
+// the window (and one byte).
+func (w *ReceiveWindow) sharedGrantNeed() uint64 {
+	return max(w.limit-w.received, w.window/16, 1)
 }
 
 // NextLimit returns the limit to advertise now. When an update is due (see
@@ -225,26 +268,35 @@ func (w *ReceiveWindow) OnBlockedReceived(limit uint64) {
 }
 
 // Starved reports whether the peer has (nearly) used up its credit while
-// more than half the window sits received but not consumed, so that the
-// half-window rule of ShouldSendUpdate will not grant more until the
-// application reads that data: the peer can send at most an eighth of the
-// window more. A connection window in this state deadlocks an
-// application that waits for a stream whose data the peer cannot send
-// while it leaves other streams' data unread (see GrowForWaitingReader).
+// much of the window sits received but not consumed, so that
+// ShouldSendUpdate will not grant more until the application reads that
+// data: the peer can send at most an eighth of the window more. A
+// connection window in this state deadlocks an application that waits
+// for a stream whose data the peer cannot send while it leaves other
+// streams' data unread (see GrowForWaitingReader).
 func (w *ReceiveWindow) Starved() bool {
 	return w.limit < wire.MaxVarint && w.limit-w.received < w.window/8 && !w.updateDue()
+}
+
+// CanGrowForWaitingReader reports whether GrowForWaitingReader would raise
+// the limit now: the window is starved, and it is below MaxWindow or
+// some data was consumed since the last limit was set.
+func (w *ReceiveWindow) CanGrowForWaitingReader() bool {
+	return w.Starved() && (w.window < w.maxWindow || w.consumed+w.window > w.limit)
 }
 
 // GrowForWaitingReader doubles the window, up to MaxWindow, and raises the
 // limit to consumed + window, when the window is starved (see Starved)
 // while the application waits for data: the credit it would free by
 // reading is held by data it does not read yet, such as the responses of
-// other requests that it reads one after another. It reports whether the
-// limit grew; ShouldSendUpdate then asks for the new limit to be sent.
-// Buffered data stays bounded by MaxWindow; an application that leaves
-// more than that unread while it waits for more still blocks.
+// other requests that it reads one after another, or the streams it
+// accepted before the one it waits for. At MaxWindow it still grants
+// what was consumed since the last limit, however little. It reports
+// whether the limit grew; ShouldSendUpdate then asks for the new limit to
+// be sent. Buffered data stays bounded by MaxWindow; an application that
+// leaves the whole of it unread while it waits for more still blocks.
 func (w *ReceiveWindow) GrowForWaitingReader() bool {
-	if !w.Starved() || w.window >= w.maxWindow {
+	if !w.CanGrowForWaitingReader() {
 		return false
 	}
 	w.window = min(2*w.window, w.maxWindow)

@@ -406,3 +406,112 @@ func TestReceiveWindowGrowForWaitingReader(t *testing.T) {
 		t.Fatalf("at MaxWindow: starved %v, limit %d; want true and no growth", w.Starved(), w.Limit())
 	}
 }
+
+// A shared (connection) window with part of it left unread on other
+// streams still grants the rest: the update is due once the credit it
+// would grant reaches what the peer has left. With the half-window rule
+// alone, half the window unread stopped every update (RFC 9000, Section
+// 4.1: connection flow control "prevents senders from exceeding a
+// receiver's buffer capacity for the connection", which is the window).
+func TestReceiveWindowSharedWithUnreadData(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1600, MaxWindow: 1600, Shared: shared})
+		wantCode(t, w.OnReceived(1000), wire.NoError) // left unread: other streams
+		// The stream being read gets the rest, 600 bytes, and reads them.
+		wantCode(t, w.OnReceived(600), wire.NoError)
+		w.OnConsumed(at(0), 600)
+		// The peer has no credit left; granting brings 600 more.
+		if got := w.ShouldSendUpdate(); got != shared {
+			t.Fatalf("shared %v: update due %v with 1000 of 1600 unread", shared, got)
+		}
+		if !shared {
+			continue
+		}
+		if got := w.NextLimit(at(0), 0); got != 2200 {
+			t.Fatalf("NextLimit %d, want 600 + 1600", got)
+		}
+		w.OnUpdateSent(2200)
+		// Half of the 600 in turn: the peer has 300 left, 300 would be
+		// granted.
+		wantCode(t, w.OnReceived(300), wire.NoError)
+		w.OnConsumed(at(0), 299)
+		if w.ShouldSendUpdate() || w.ConsumedBeforeUpdate() != 1 {
+			t.Fatalf("update due %v, %d bytes before one; want false, 1", w.ShouldSendUpdate(), w.ConsumedBeforeUpdate())
+		}
+		w.OnConsumed(at(0), 1)
+		if !w.ShouldSendUpdate() {
+			t.Fatal("no update with half the unread-free window consumed")
+		}
+	}
+}
+
+// The rule for unread data grants no less than a sixteenth of the window
+// at a time; below that a waiting reader gets what was consumed.
+func TestReceiveWindowSharedNearlyAllUnread(t *testing.T) {
+	w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1600, MaxWindow: 1600, Shared: true})
+	wantCode(t, w.OnReceived(1550), wire.NoError) // unread
+	wantCode(t, w.OnReceived(50), wire.NoError)
+	w.OnConsumed(at(0), 50)
+	if w.ShouldSendUpdate() {
+		t.Fatal("an update of 50 bytes, below a sixteenth of the window")
+	}
+	if n := w.ConsumedBeforeUpdate(); n != 50 {
+		t.Fatalf("ConsumedBeforeUpdate %d, want 50 (the unread data read up to 100)", n)
+	}
+	if !w.Starved() || !w.CanGrowForWaitingReader() || !w.GrowForWaitingReader() || w.Limit() != 1650 {
+		t.Fatalf("waiting reader at MaxWindow: limit %d, want 1650", w.Limit())
+	}
+	w.OnUpdateSent(w.NextLimit(at(0), 0))
+	// The whole window unread: nothing more, even for a waiting reader.
+	wantCode(t, w.OnReceived(50), wire.NoError)
+	if w.ShouldSendUpdate() || w.CanGrowForWaitingReader() || w.GrowForWaitingReader() {
+		t.Fatalf("credit granted with the whole window (%d) unread", w.Received()-w.Consumed())
+	}
+}
+
+// ConsumedBeforeUpdate of a shared window is exact for both rules, with
+// the data received so far.
+func TestReceiveWindowSharedConsumedBeforeUpdate(t *testing.T) {
+	checked := 0
+	for r0 := uint64(0); r0 <= 1600; r0 += 100 {
+		for c0 := uint64(0); c0 <= r0; c0 += 100 {
+			for r1 := uint64(0); r1 <= 1600; r1 += 150 {
+				for c1 := uint64(0); c1 <= 1600; c1 += 130 {
+					w := NewReceiveWindow(ReceiveConfig{InitialWindow: 1600, MaxWindow: 1600, Shared: true})
+					wantCode(t, w.OnReceived(r0), wire.NoError)
+					w.OnConsumed(at(0), c0)
+					w.OnUpdateSent(w.NextLimit(at(0), 0))
+					if w.OnReceived(r1) != nil {
+						continue
+					}
+					w.OnConsumed(at(0), c1)
+					n := w.ConsumedBeforeUpdate()
+					if n == 0 {
+						if !w.ShouldSendUpdate() {
+							t.Fatalf("%d %d %d %d: ConsumedBeforeUpdate 0, no update due", r0, c0, r1, c1)
+						}
+						continue
+					}
+					if w.ShouldSendUpdate() {
+						t.Fatalf("%d %d %d %d: due, ConsumedBeforeUpdate %d", r0, c0, r1, c1, n)
+					}
+					if n > w.Received()-w.Consumed() {
+						continue // needs data not received yet
+					}
+					checked++
+					w.OnConsumed(at(0), n-1)
+					if w.ShouldSendUpdate() {
+						t.Fatalf("%d %d %d %d: due one byte before ConsumedBeforeUpdate %d", r0, c0, r1, c1, n)
+					}
+					w.OnConsumed(at(0), 1)
+					if !w.ShouldSendUpdate() {
+						t.Fatalf("%d %d %d %d: not due after ConsumedBeforeUpdate %d", r0, c0, r1, c1, n)
+					}
+				}
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d cases checked", checked)
+	}
+}

@@ -25,8 +25,13 @@ import (
 // no need for a single well-defined format for the token because the server
 // that generates the token also consumes it" (Section 8.1.1).
 //
-// Encoding: kind (1 byte, in clear) | nonce (12 bytes) | AES-256-GCM sealed
-// body | tag (16 bytes). The body is the issue time (Unix microseconds,
+// Encoding: kind (4 bytes, in clear) | nonce (12 bytes) | AES-256-GCM
+// sealed body | tag (16 bytes). The kind is 4 bytes so that a token of
+// another server (of another implementation, at the same name before)
+// passes for one of our Retry tokens, whose failure closes the connection
+// with INVALID_TOKEN (Section 8.1.2), once in 2^32 rather than once in
+// 256 times; other invalid tokens only leave the address unvalidated
+// (Section 8.1.3). The body is the issue time (Unix microseconds,
 // 8 bytes) and, for Retry tokens, the original destination connection ID and
 // the Retry source connection ID, each with a one-byte length. The client's
 // address is not stored: it is the additional authenticated data, so a token
@@ -35,13 +40,18 @@ import (
 // NEW_TOKEN tokens bind only the IP address, since the client's port
 // changes between connections.
 
-const (
-	tokenKindRetry    byte = 0x52 // 'R'
-	tokenKindNewToken byte = 0x4e // 'N'
+// The kinds of token: the first byte says which, the next three mark the
+// format.
+var (
+	tokenKindRetry    = [tokenKindLen]byte{'R', 'q', 's', 't'}
+	tokenKindNewToken = [tokenKindLen]byte{'N', 'q', 's', 't'}
+)
 
+const (
+	tokenKindLen   = 4
 	tokenNonceLen  = 12
 	tokenTagLen    = 16
-	tokenHeaderLen = 1 + tokenNonceLen
+	tokenHeaderLen = tokenKindLen + tokenNonceLen
 	tokenTimeLen   = 8
 	// tokenMaxBodyLen is a Retry body with two 20-byte connection IDs.
 	tokenMaxBodyLen = tokenTimeLen + 2*(1+wire.MaxConnectionIDLen)
@@ -84,6 +94,10 @@ type AddressToken struct {
 	// the retry_source_connection_id transport parameter. Set for Retry
 	// tokens only.
 	RetrySrcConnID wire.ConnectionID
+	// ID identifies the token, for servers that accept each token once
+	// (RFC 9000, Section 8.1.4): its authentication tag, unique to the
+	// token and the same for every server sharing the key.
+	ID [16]byte
 }
 
 // A TokenProtector issues and validates address-validation tokens under one
@@ -145,7 +159,7 @@ func (p *TokenProtector) AppendRetryToken(b []byte, now time.Time, client netip.
 	body[n] = byte(retrySrcConnID.Len())
 	n++
 	n += copy(body[n:], retrySrcConnID.Bytes())
-	return p.seal(b, tokenKindRetry, body[:n], tokenAD(&s.ad, tokenKindRetry, client))
+	return p.seal(b, tokenKindRetry, body[:n], tokenAD(&s.ad, tokenKindRetry[0], client))
 }
 
 // AppendNewToken appends a token for a NEW_TOKEN frame sent at time now to a
@@ -155,14 +169,14 @@ func (p *TokenProtector) AppendNewToken(b []byte, now time.Time, client netip.Ad
 	s := p.getScratch()
 	defer p.scratch.Put(s)
 	n := putTokenTime(s.body[:], now)
-	return p.seal(b, tokenKindNewToken, s.body[:n], tokenAD(&s.ad, tokenKindNewToken, netip.AddrPortFrom(client, 0)))
+	return p.seal(b, tokenKindNewToken, s.body[:n], tokenAD(&s.ad, tokenKindNewToken[0], netip.AddrPortFrom(client, 0)))
 }
 
 // IsRetryToken reports whether token looks like a Retry token of this
 // format, without authenticating it, so a server can choose between the
 // rules of RFC 9000, Section 8.1.2 and 8.1.3 before paying for decryption.
 func IsRetryToken(token []byte) bool {
-	return len(token) > 0 && token[0] == tokenKindRetry
+	return len(token) >= tokenKindLen && [tokenKindLen]byte(token) == tokenKindRetry
 }
 
 // Open authenticates token as presented by client at time now and returns
@@ -177,7 +191,7 @@ func (p *TokenProtector) Open(token []byte, client netip.AddrPort, now time.Time
 	if len(token) < tokenHeaderLen+tokenTimeLen+tokenTagLen || len(token) > MaxAddressTokenLen {
 		return t, ErrTokenInvalid
 	}
-	kind := token[0]
+	kind := [tokenKindLen]byte(token)
 	lifetime := newTokenLifetime
 	switch kind {
 	case tokenKindRetry:
@@ -190,10 +204,11 @@ func (p *TokenProtector) Open(token []byte, client netip.AddrPort, now time.Time
 	}
 	s := p.getScratch()
 	defer p.scratch.Put(s)
-	body, err := p.aead.Open(s.body[:0], token[1:tokenHeaderLen], token[tokenHeaderLen:], tokenAD(&s.ad, kind, client))
+	body, err := p.aead.Open(s.body[:0], token[tokenKindLen:tokenHeaderLen], token[tokenHeaderLen:], tokenAD(&s.ad, kind[0], client))
 	if err != nil || len(body) < tokenTimeLen {
 		return t, ErrTokenInvalid
 	}
+	copy(t.ID[:], token[len(token)-tokenTagLen:])
 	t.IssuedAt = time.UnixMicro(int64(binary.BigEndian.Uint64(body)))
 	body = body[tokenTimeLen:]
 	if t.IsRetry {
@@ -214,8 +229,8 @@ func (p *TokenProtector) Open(token []byte, client netip.AddrPort, now time.Time
 	return t, nil
 }
 
-func (p *TokenProtector) seal(b []byte, kind byte, body, ad []byte) []byte {
-	b = append(b, kind)
+func (p *TokenProtector) seal(b []byte, kind [tokenKindLen]byte, body, ad []byte) []byte {
+	b = append(b, kind[:]...)
 	nonceAt := len(b)
 	b = append(b, make([]byte, tokenNonceLen)...)
 	nonce := b[nonceAt : nonceAt+tokenNonceLen]

@@ -96,7 +96,7 @@ func TestTokenRejections(t *testing.T) {
 			_, err := newTestTokenProtector(t, "other key").Open(retry, tokenClient, tokenNow, time.Hour, time.Hour)
 			return err
 		}()},
-		{"kind swapped", ErrTokenInvalid, open(append([]byte{tokenKindNewToken}, retry[1:]...), tokenClient, tokenNow)},
+		{"kind swapped", ErrTokenInvalid, open(append(tokenKindNewToken[:], retry[tokenKindLen:]...), tokenClient, tokenNow)},
 		{"empty", ErrTokenInvalid, open(nil, tokenClient, tokenNow)},
 		{"too long", ErrTokenInvalid, open(make([]byte, MaxAddressTokenLen+1), tokenClient, tokenNow)},
 	} {
@@ -135,7 +135,7 @@ func FuzzOpenToken(f *testing.F) {
 	p := newTestTokenProtector(f, "fuzz key")
 	f.Add(p.AppendNewToken(nil, tokenNow, tokenClient.Addr()))
 	f.Add(p.AppendRetryToken(nil, tokenNow, tokenClient, wire.NewConnectionID([]byte{1}), wire.ConnectionID{}))
-	f.Add([]byte{tokenKindRetry})
+	f.Add(tokenKindRetry[:])
 	f.Fuzz(func(t *testing.T, tok []byte) {
 		got, err := p.Open(tok, tokenClient, tokenNow, time.Hour, time.Hour)
 		if err == nil && !got.IssuedAt.Equal(tokenNow) {
@@ -151,6 +151,26 @@ func BenchmarkOpenNewToken(b *testing.B) {
 	for b.Loop() {
 		if _, err := p.Open(tok, tokenClient, tokenNow, time.Second, time.Hour); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A token of another server's (another implementation's) is taken for one
+// of our Retry tokens only if its first four bytes are those of ours, not
+// merely its first byte: of the tokens starting with 'R', one in 2^24.
+func TestIsRetryTokenForeign(t *testing.T) {
+	p := newTestTokenProtector(t, "k")
+	if !IsRetryToken(p.AppendRetryToken(nil, tokenNow, tokenClient, wire.NewConnectionID([]byte{1}), wire.ConnectionID{})) {
+		t.Fatal("our Retry token not recognised")
+	}
+	if IsRetryToken(p.AppendNewToken(nil, tokenNow, tokenClient.Addr())) {
+		t.Fatal("a NEW_TOKEN token taken for a Retry token")
+	}
+	foreign := bytes.Repeat([]byte{0x33}, 40)
+	for b := range 256 {
+		foreign[0] = byte(b)
+		if IsRetryToken(foreign) {
+			t.Fatalf("a foreign token starting with %#x taken for a Retry token", b)
 		}
 	}
 }

@@ -4,8 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"strings"
 
 	"github.com/quicstack/quic/wire"
+)
+
+// The texts of crypto/tls's errors for handshake data at the wrong
+// encryption level (see toTransportError).
+const (
+	tlsErrBufferNotEmpty = "tls: handshake buffer not empty before setting read traffic secret"
+	tlsErrWrongLevel     = "tls: handshake data received at wrong level"
 )
 
 // TLS alerts this package raises itself (RFC 8446, Section 6).
@@ -419,10 +427,24 @@ func (s *CryptoSetup) fail(err error) error {
 // toTransportError maps TLS errors onto CRYPTO_ERROR codes: "The alert
 // description is added to 0x0100 to produce a QUIC error code from the
 // range reserved for CRYPTO_ERROR" (RFC 9001, Section 4.8).
+//
+// Two crypto/tls errors are violations of RFC 9001, Section 4.1.3, which
+// names PROTOCOL_VIOLATION for them, where crypto/tls reports
+// unexpected_message or internal_error: handshake data left over at an encryption level when
+// TLS moves to the next ("When TLS provides keys for a higher encryption
+// level, if there is data from a previous encryption level that TLS has
+// not consumed, this MUST be treated as a connection error of type
+// PROTOCOL_VIOLATION"), and data at a level TLS does not read (the
+// connection checks that before handing data over; this is the backstop).
+// crypto/tls has no typed error for either: they are recognised by their
+// text, and TestCryptoErrorsOfPreviousLevel fails if it changes.
 func toTransportError(err error) error {
 	var te *wire.TransportError
 	if errors.As(err, &te) {
 		return te
+	}
+	if msg := err.Error(); strings.Contains(msg, tlsErrBufferNotEmpty) || strings.Contains(msg, tlsErrWrongLevel) {
+		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: wire.FrameTypeCrypto, Reason: msg}
 	}
 	var alert tls.AlertError
 	if errors.As(err, &alert) {

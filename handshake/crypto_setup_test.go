@@ -611,3 +611,111 @@ func TestSessionTicketOnlyToResumingClients(t *testing.T) {
 		}
 	}
 }
+
+// RFC 9000, Section 7.4.1: "A client that attempts to send 0-RTT data MUST
+// remember all other transport parameters used by the server that it is
+// able to process" (all but ack_delay_exponent, max_ack_delay,
+// initial_source_connection_id, original_destination_connection_id,
+// preferred_address, retry_source_connection_id and
+// stateless_reset_token): max_idle_timeout, max_udp_payload_size,
+// disable_active_migration and grease_quic_bit were not kept.
+func TestRememberedParamsKeepAllOthers(t *testing.T) {
+	p := testParams(wire.RoleServer)
+	p.MaxIdleTimeout = 7 * time.Second
+	p.MaxUDPPayloadSize = 1350
+	p.DisableActiveMigration = true
+	p.GreaseQUICBit = true
+	p.MaxDatagramFrameSize = 1200
+	p.ActiveConnectionIDLimit = 4
+	// Parameters the client must not remember take other values.
+	p.AckDelayExponent, p.MaxAckDelay = 10, 100*time.Millisecond
+	p.StatelessResetToken, p.HasStatelessResetToken = wire.StatelessResetToken{1}, true
+	r := RememberParams(&p)
+	got, ok := findRememberedParams(&tls.SessionState{Extra: [][]byte{r.marshal()}})
+	if !ok || got != r {
+		t.Fatalf("round trip gave %+v, %v; want %+v", got, ok, r)
+	}
+	tp := got.TransportParameters()
+	if tp.MaxIdleTimeout != p.MaxIdleTimeout || tp.MaxUDPPayloadSize != p.MaxUDPPayloadSize ||
+		!tp.DisableActiveMigration || !tp.GreaseQUICBit || tp.MaxDatagramFrameSize != 1200 || tp.ActiveConnectionIDLimit != 4 {
+		t.Errorf("remembered transport parameters %+v", tp)
+	}
+	// "A client MUST NOT use remembered values for the following
+	// parameters: ack_delay_exponent, max_ack_delay, ...
+	// stateless_reset_token."
+	if d := wire.DefaultTransportParameters(); tp.AckDelayExponent != d.AckDelayExponent || tp.MaxAckDelay != d.MaxAckDelay || tp.HasStatelessResetToken {
+		t.Errorf("parameters the client must not remember: %+v", tp)
+	}
+	// "A server MAY store and recover the previously sent values of the
+	// max_idle_timeout, max_udp_payload_size, and disable_active_migration
+	// parameters and reject 0-RTT if it selects smaller values. ...
+	// lowering the max_udp_payload_size could result in dropped packets":
+	// a client sends 0-RTT datagrams as large as the remembered value.
+	smaller := r
+	smaller.MaxUDPPayloadSize = 1252
+	if r.AllowsEarlyDataUnder(smaller) || !smaller.AllowsEarlyDataUnder(r) {
+		t.Error("AllowsEarlyDataUnder ignores max_udp_payload_size")
+	}
+}
+
+// RFC 9001, Section 4.1.3: "When TLS provides keys for a higher encryption
+// level, if there is data from a previous encryption level that TLS has
+// not consumed, this MUST be treated as a connection error of type
+// PROTOCOL_VIOLATION." crypto/tls reports it, and data at a level it does
+// not read, as internal errors without a type; toTransportError knows them
+// by their text, which this test pins: a ServerHello followed by more
+// Initial data, and Handshake data before the ServerHello.
+func TestCryptoErrorsOfPreviousLevel(t *testing.T) {
+	pki := newTestPKI(t)
+	start := func() (c, s *endpoint) {
+		ccs, err := NewClient(&Config{TLS: mustPrepare(t, pki.clientTLS()), Params: testParams(wire.RoleClient)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scs, err := NewServer(&Config{TLS: mustPrepare(t, pki.serverTLS()), Params: testParams(wire.RoleServer)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, s = newEndpoint(t, ccs), newEndpoint(t, scs)
+		if err := ccs.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := scs.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.drain(s)
+		if err := scs.HandleCrypto(LevelInitial, s.inbox[LevelInitial]); err != nil {
+			t.Fatal(err)
+		}
+		s.drain(c)
+		if len(c.inbox[LevelInitial]) == 0 {
+			t.Fatal("no ServerHello")
+		}
+		return c, s
+	}
+	isViolation := func(err error) bool {
+		var te *wire.TransportError
+		return errors.As(err, &te) && te.Code == wire.ProtocolViolation
+	}
+
+	c, _ := start()
+	err := c.cs.HandleCrypto(LevelInitial, append(c.inbox[LevelInitial], tlsMessageBytes(2, []byte{1, 2, 3})...))
+	for err == nil {
+		var ev Event
+		if ev, err = c.cs.NextEvent(); ev.Kind == EventNone {
+			break
+		}
+	}
+	if !isViolation(err) {
+		t.Errorf("ServerHello with more Initial data after it: %v, want PROTOCOL_VIOLATION", err)
+	}
+
+	c, _ = start()
+	if err := c.cs.HandleCrypto(LevelHandshake, c.inbox[LevelHandshake]); !isViolation(err) {
+		t.Errorf("Handshake data before the ServerHello: %v, want PROTOCOL_VIOLATION", err)
+	}
+}
+
+func tlsMessageBytes(typ byte, body []byte) []byte {
+	return append([]byte{typ, byte(len(body) >> 16), byte(len(body) >> 8), byte(len(body))}, body...)
+}

@@ -74,3 +74,26 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRememberedParams feeds arbitrary bytes to the decoder of the
+// remembered 0-RTT parameters kept with session tickets (session_params.go).
+// It must never panic, and what it accepts must come back unchanged from
+// an encoding and a decoding.
+func FuzzRememberedParams(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(RememberedParams{}.marshal()[len(sessionExtraPrefix):])
+	p := wire.DefaultTransportParameters()
+	p.InitialMaxData, p.InitialMaxStreamsBidi, p.MaxIdleTimeout = 1<<20, 100, 30e9
+	p.DisableActiveMigration, p.GreaseQUICBit, p.ResetStreamAt = true, true, true
+	f.Add(RememberParams(&p).marshal()[len(sessionExtraPrefix):])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, ok := unmarshalRememberedParams(b)
+		if !ok {
+			return
+		}
+		enc := r.marshal()[len(sessionExtraPrefix):]
+		if r2, ok := unmarshalRememberedParams(enc); !ok || r2 != r {
+			t.Fatalf("decoded %+v re-encodes to %x, which decodes to %+v, %v", r, enc, r2, ok)
+		}
+	})
+}

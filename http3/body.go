@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -18,6 +19,30 @@ type requestStream interface {
 	CancelRead(quic.StreamErrorCode)
 	CancelWrite(quic.StreamErrorCode)
 	CloseWrite() error
+}
+
+// streamResetError is a request stream reset by the peer (RESET_STREAM
+// or STOP_SENDING) or by this endpoint, whose message names the HTTP/3
+// code. It unwraps to the *quic.StreamError.
+type streamResetError struct{ err *quic.StreamError }
+
+func (e *streamResetError) Error() string {
+	by := "this endpoint"
+	if e.err.Remote {
+		by = "the peer"
+	}
+	return fmt.Sprintf("http3: stream %d reset by %s with %v", e.err.StreamID, by, ErrCode(e.err.Code))
+}
+
+func (e *streamResetError) Unwrap() error { return e.err }
+
+// withCodeName returns err, or a *streamResetError for a
+// *quic.StreamError.
+func withCodeName(err error) error {
+	if se, ok := err.(*quic.StreamError); ok {
+		return &streamResetError{se}
+	}
+	return err
 }
 
 // resetStream abandons both directions of a request stream with code.
@@ -64,9 +89,11 @@ type body struct {
 	contentLength int64  // -1 if unknown
 	n             int64
 	trailer       *http.Header
-	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
-	pooledBR      bool    // br came from readerPool and goes back when done
-	onFirstRead   func()  // the server's 100 Continue; run by the first Read
+	closeCode     ErrCode      // STOP_SENDING code of an early Close; 0 for the default
+	pooledBR      bool         // br came from readerPool and goes back when done
+	onFirstRead   func()       // the server's 100 Continue; run by the first Read
+	onEnd         func()       // run when the message ends cleanly (client: ends the request's content)
+	sendErr       func() error // client: why the request's content failed, reported instead of the reset it caused
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -97,22 +124,29 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := b.read(p)
-	if err != nil && err != io.EOF && b.ctx.Err() != nil && !b.c.isServer {
-		// The request was cancelled: report that rather than the reset
-		// it caused, as net/http does.
-		err = b.ctx.Err()
+	err = withCodeName(err)
+	if err != nil && err != io.EOF && !b.c.isServer {
+		if b.ctx.Err() != nil {
+			// The request was cancelled: report that rather than the
+			// reset it caused, as net/http does.
+			err = b.ctx.Err()
+		} else if b.sendErr != nil {
+			if serr := b.sendErr(); serr != nil {
+				err = serr
+			}
+		}
 	}
 	if err != nil {
 		b.mu.Lock()
-		defer b.mu.Unlock()
 		if b.closed {
+			b.mu.Unlock()
 			return n, errBodyClosed
 		}
 		if err != io.EOF {
 			var he *Error
 			if errors.As(err, &he) {
 				if he.Stream {
-					resetStream(b.str, he.Code)
+					b.c.resetStream(b.str, he.Code)
 				} else {
 					b.c.fail(err)
 				}
@@ -122,6 +156,10 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		b.err = err
 		b.putReader() // no Read touches br after a sticky error
+		b.mu.Unlock()
+		if err == io.EOF && b.onEnd != nil {
+			b.onEnd()
+		}
 	}
 	return n, err
 }
@@ -137,7 +175,9 @@ func (b *body) putReader() {
 
 func (b *body) read(p []byte) (int, error) {
 	for b.remaining == 0 {
-		f, err := readFrame(b.br)
+		// A trailer section is bounded as the header section is (RFC
+		// 9114, Section 4.2.2).
+		f, err := readFrameWithin(b.br, maxEncodedFieldSection(b.c.ours.MaxFieldSectionSize))
 		if err == io.EOF {
 			// "A request or response that is defined as having content
 			// when it contains a Content-Length header field is malformed
@@ -155,6 +195,14 @@ func (b *body) read(p []byte) (int, error) {
 		b.c.traceFrame(b.str.StreamID(), &f)
 		switch f.Type {
 		case frameData:
+			// The frame header already tells whether the content goes
+			// past its Content-Length: refuse it before any of its bytes
+			// reach the reader, since "intermediaries ... MUST NOT
+			// forward a malformed request or response" and "Clients
+			// MUST NOT accept a malformed response" (Section 4.1.2).
+			if b.contentLength >= 0 && f.Length > uint64(b.contentLength-b.n) {
+				return 0, streamError(ErrCodeMessageError, "DATA frame of %d bytes after %d of content-length %d", f.Length, b.n, b.contentLength)
+			}
 			b.remaining = f.Length
 		case frameHeaders:
 			return 0, b.readTrailers(f.Payload)
@@ -168,9 +216,6 @@ func (b *body) read(p []byte) (int, error) {
 	n, err := b.br.Read(p)
 	b.remaining -= uint64(n)
 	b.n += int64(n)
-	if b.contentLength >= 0 && b.n > b.contentLength {
-		return n, streamError(ErrCodeMessageError, "more content than content-length %d", b.contentLength)
-	}
 	if err == io.EOF {
 		if b.remaining > 0 {
 			return n, truncated(err)
@@ -184,7 +229,7 @@ func (b *body) read(p []byte) (int, error) {
 // end: "Receipt of an invalid sequence of frames MUST be treated as a
 // connection error of type H3_FRAME_UNEXPECTED." (Section 4.1)
 func (b *body) readTrailers(block []byte) error {
-	fields, err := b.c.decodeHeaders(b.ctx, b.str.StreamID(), block)
+	fields, err := b.c.decodeHeaders(b.ctx, b.str.StreamID(), block, nil)
 	if err != nil {
 		return err
 	}
@@ -236,7 +281,7 @@ func (b *body) Close() error {
 		if b.closeCode != 0 {
 			code = b.closeCode
 		}
-		b.str.CancelRead(quic.StreamErrorCode(code))
+		b.c.stopReading(b.str, code)
 	}
 	if fn != nil {
 		fn()

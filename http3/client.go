@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,36 @@ import (
 // A Transport is an http.RoundTripper for HTTP/3 ("https" URLs). It keeps
 // one QUIC connection per authority (host:port), used for concurrent
 // requests and dialed again once closed or after the server's GOAWAY.
-// The zero value is ready to use.
+// The zero value is ready to use. Multiple goroutines may invoke methods
+// on a Transport simultaneously.
+//
+// Requests share the dial of their authority's connection, which runs
+// until it completes or every request waiting for it gave up (their
+// contexts ended): one request's deadline does not fail the others.
+//
+// A request the server did not process is sent again on a new connection
+// (RFC 9114, Section 5.2), up to 6 times: one the server rejected
+// (H3_REQUEST_REJECTED), one on a stream its GOAWAY excludes (cancelled
+// and retried as soon as the GOAWAY arrives, without waiting for the
+// server to reset it), and one on a connection the server refused
+// (CONNECTION_REFUSED, as a closing quic.Listener does). A request whose
+// body was partly sent is retried only if it has GetBody.
+//
+// Connections close:
+//   - when idle: CloseIdleConnections, or IdleConnTimeout, closes the
+//     connections that have no request in progress; a request in
+//     progress counts from the moment RoundTrip takes the connection, so
+//     neither ever closes a connection under a request;
+//   - after the server's GOAWAY, once their requests are done;
+//   - with Close, which cancels the dials in progress, closes every
+//     connection with H3_NO_ERROR and returns once each has sent its
+//     CONNECTION_CLOSE, without waiting for the peers. RoundTrip calls in
+//     progress and response bodies being read fail with the connection's
+//     error (a *quic.ApplicationError of code H3_NO_ERROR); those waiting
+//     for a dial, and later ones, with ErrTransportClosed. The sockets of
+//     the connections are released in the background after their closing
+//     periods, 5 seconds at most; with Allow0RTT, Close closes the
+//     Transport's own quic.Transport, waiting that long at most.
 type Transport struct {
 	// TLSClientConfig is the TLS configuration; "h3" is put in a copy's
 	// NextProtos and ServerName defaults to the request's host.
@@ -65,13 +93,16 @@ type Transport struct {
 	// (its socket, its options such as DisableGSO), to another address
 	// than the authority's, and so on. addr is the request's authority
 	// (host:port); tlsConf is a copy of TLSClientConfig with "h3" in
-	// NextProtos and ServerName set, and conf is QUICConfig. With
+	// NextProtos and ServerName set, and conf is QUICConfig. ctx is
+	// cancelled when no request waits for the dial any more or the
+	// Transport closes, and Dial must then return. With
 	// Allow0RTT, Dial should return an early connection
 	// (quic.Transport.DialEarly) for requests to go out in 0-RTT.
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error)
 
 	mu       sync.Mutex
-	conns    map[string]*dialCall
+	conns    map[string]*dialCall     // by authority: the connection requests use (client_dial.go)
+	dials    map[*dialCall]struct{}   // dials in progress, for Close
 	all      map[*clientConn]struct{} // every open connection
 	closed   bool
 	qtr      *quic.Transport // the socket of 0-RTT dials
@@ -80,13 +111,13 @@ type Transport struct {
 
 var _ http.RoundTripper = (*Transport)(nil)
 
-// dialCall is a connection to an authority, being dialed until done is
-// closed.
-type dialCall struct {
-	done chan struct{}
-	cc   *clientConn
-	err  error
-}
+// maxRetries bounds how many times RoundTrip sends a request again that
+// the server did not process: rejected (H3_REQUEST_REJECTED), excluded by
+// a GOAWAY, or on a connection the server refused. Each goes on a new
+// connection; a server that keeps closing its connections (a short
+// Server.IdleTimeout on a loaded machine) may need several. net/http's
+// HTTP/2 transport allows as many.
+const maxRetries = 6
 
 // ErrTransportClosed is returned by RoundTrip after Close.
 var ErrTransportClosed = errors.New("http3: transport closed")
@@ -105,17 +136,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	authority := authorityOf(req)
 	for attempt := 0; ; attempt++ {
-		cc, err := t.getConn(req.Context(), authority, req.URL.Hostname())
+		cc, err := t.getConn(req, authority, req.URL.Hostname())
 		if err != nil {
 			closeBody(req)
 			return nil, err
 		}
 		resp, err := cc.roundTrip(req, attempt < 3)
+		cc.unreserve(req) // if roundTrip failed before it started the request
 		// A request the server rejected or that the GOAWAY excluded was
 		// not processed and can be retried on a new connection (RFC 9114,
 		// Section 5.2), if its body can be replayed.
 		var retry *retryableError
-		if errors.As(err, &retry) && attempt < 3 && (retry.unsent || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
+		if errors.As(err, &retry) && attempt < maxRetries && (retry.unsent || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
 			if !retry.unsent && req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 				body, gerr := req.GetBody()
 				if gerr != nil {
@@ -148,123 +180,23 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// getConn returns a usable connection to authority, dialing one if
-// needed. Concurrent callers share one dial.
-func (t *Transport) getConn(ctx context.Context, authority, host string) (*clientConn, error) {
-	for {
-		t.mu.Lock()
-		if t.closed {
-			t.mu.Unlock()
-			return nil, ErrTransportClosed
-		}
-		if t.conns == nil {
-			t.conns = make(map[string]*dialCall)
-		}
-		call := t.conns[authority]
-		if call != nil {
-			t.mu.Unlock()
-			select {
-			case <-call.done:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			if call.err == nil && call.cc.usable() {
-				return call.cc, nil
-			}
-			if call.err == nil {
-				call.cc.retire()
-			}
-			t.mu.Lock()
-			if t.conns[authority] == call {
-				delete(t.conns, authority)
-			}
-			t.mu.Unlock()
-			if call.err != nil {
-				return nil, call.err
-			}
-			continue
-		}
-		call = &dialCall{done: make(chan struct{})}
-		t.conns[authority] = call
-		t.mu.Unlock()
-		call.cc, call.err = t.dial(ctx, authority, host)
-		close(call.done)
-		if call.err != nil {
-			t.mu.Lock()
-			if t.conns[authority] == call {
-				delete(t.conns, authority)
-			}
-			t.mu.Unlock()
-			return nil, call.err
-		}
-		return call.cc, nil
-	}
-}
-
-func (t *Transport) dial(ctx context.Context, authority, host string) (*clientConn, error) {
-	tc := &tls.Config{}
-	if t.TLSClientConfig != nil {
-		tc = t.TLSClientConfig.Clone()
-	}
-	if !slices.Contains(tc.NextProtos, NextProtoH3) {
-		tc.NextProtos = append([]string{NextProtoH3}, tc.NextProtos...)
-	}
-	if tc.ServerName == "" {
-		tc.ServerName = host
-	}
-	var qc *quic.Conn
-	var err error
-	if t.Dial != nil {
-		if t.Allow0RTT && tc.ClientSessionCache == nil {
-			tc.ClientSessionCache = t.sessionCache()
-		}
-		qc, err = t.Dial(ctx, authority, tc, t.quicConfig())
-	} else if t.Allow0RTT {
-		qc, err = t.dialEarly(ctx, authority, tc)
-	} else {
-		qc, err = quic.DialAddr(ctx, authority, tc, t.quicConfig())
-	}
-	if err != nil {
-		return nil, err
-	}
-	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0))), t: t}
-	cc.ours.H3Datagram = t.EnableDatagrams && datagramsNegotiated(qc)
-	cc.onGoaway = cc.goawayReceived
-	if err := cc.start(); err != nil {
-		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
-		return nil, err
-	}
-	t.mu.Lock()
-	if t.all == nil {
-		t.all = make(map[*clientConn]struct{})
-	}
-	t.all[cc] = struct{}{}
-	t.mu.Unlock()
-	go func() {
-		<-qc.Context().Done()
-		t.mu.Lock()
-		delete(t.all, cc)
-		t.mu.Unlock()
-		cc.mu.Lock()
-		cc.stopIdleTimer()
-		cc.mu.Unlock()
-	}()
-	go cc.refuseBidiStreams()
-	cc.mu.Lock()
-	cc.startIdleTimer()
-	cc.mu.Unlock()
-	return cc, nil
-}
-
-// Close closes every connection of the Transport with H3_NO_ERROR; later
-// requests fail.
+// Close closes the Transport: it cancels the dials in progress and closes
+// every connection with H3_NO_ERROR (see Transport for the requests in
+// progress). Dial, if set, must return once its context is cancelled.
+// Close returns nil and may be called more than once.
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	t.closed = true
-	calls := t.conns
 	t.conns = nil
+	dials := make([]*dialCall, 0, len(t.dials))
+	for call := range t.dials {
+		dials = append(dials, call)
+		call.cancel()
+	}
 	t.mu.Unlock()
-	for _, call := range calls {
+	// A dial returns as soon as its context is cancelled (Dial must
+	// honour it); one that made a connection meanwhile closes it.
+	for _, call := range dials {
 		<-call.done
 	}
 	t.mu.Lock()
@@ -273,6 +205,7 @@ func (t *Transport) Close() error {
 		all = append(all, cc)
 	}
 	qtr := t.qtr
+	t.qtr = nil
 	t.mu.Unlock()
 	for _, cc := range all {
 		cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
@@ -289,17 +222,73 @@ type clientConn struct {
 	*connection
 	t *Transport
 	// Guarded by connection.mu:
-	active   int    // requests in progress
+	active   int    // requests in progress, reserved ones included
 	finished uint64 // requests done so far
 	retired  bool   // no new requests: closes once active is 0
 	idleT    *time.Timer
+	// reserved counts, by request, the times getConn gave the connection
+	// to a request that has not started on it yet (counted in active).
+	reserved map[*http.Request]int
+	// awaiting are the request streams waiting for their response
+	// header, which a GOAWAY may exclude (goawayReceived).
+	awaiting map[*quic.Stream]struct{}
 }
 
-// requestStarted counts a request whose stream was opened.
-func (cc *clientConn) requestStarted() {
+// reserve counts req as a request in progress on the connection, unless
+// the connection takes no new requests: it closed, the server sent GOAWAY
+// ("Endpoints MUST NOT initiate new requests ... after receipt of a
+// GOAWAY frame from the peer", RFC 9114, Section 5.2) or it was retired.
+func (cc *clientConn) reserve(req *http.Request) bool {
+	if cc.qc.Context().Err() != nil {
+		return false
+	}
 	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.goawayRecv || cc.retired {
+		return false
+	}
+	if cc.reserved == nil {
+		cc.reserved = make(map[*http.Request]int)
+	}
+	cc.reserved[req]++
 	cc.active++
 	cc.stopIdleTimer()
+	return true
+}
+
+// unreserve gives up a reservation for req if the request did not start.
+func (cc *clientConn) unreserve(req *http.Request) {
+	cc.mu.Lock()
+	ok := cc.takeReservation(req)
+	cc.mu.Unlock()
+	if ok {
+		cc.requestEnd(false)
+	}
+}
+
+// takeReservation removes a reservation for req, if there is one, and
+// reports whether there was. cc.mu held.
+func (cc *clientConn) takeReservation(req *http.Request) bool {
+	n, ok := cc.reserved[req]
+	switch {
+	case !ok:
+		return false
+	case n == 1:
+		delete(cc.reserved, req)
+	default:
+		cc.reserved[req] = n - 1
+	}
+	return true
+}
+
+// requestStarted counts req, about to open its stream, as in progress:
+// its reservation becomes the request, or it is counted now.
+func (cc *clientConn) requestStarted(req *http.Request) {
+	cc.mu.Lock()
+	if !cc.takeReservation(req) {
+		cc.active++
+		cc.stopIdleTimer()
+	}
 	cc.mu.Unlock()
 }
 
@@ -327,12 +316,14 @@ func (cc *clientConn) requestEnd(opened bool) {
 }
 
 // goawayReceived is the client connection's onGoaway hook. New requests go
-// to a new connection; this one closes once its requests finish, which a
+// to a new connection, and so do those the GOAWAY excludes
+// (cancelExcluded); this one closes once its requests finish, which a
 // server waiting in a graceful shutdown needs: "Once all accepted requests
 // have been processed, the server can permit the connection to become
 // idle, or it MAY initiate an immediate closure" (RFC 9114, Section 5.2),
 // and a client that stops using a connection can close it at once.
-func (cc *clientConn) goawayReceived(uint64) {
+func (cc *clientConn) goawayReceived(id uint64) {
+	cc.cancelExcluded(id)
 	cc.mu.Lock()
 	idle := cc.active == 0
 	cc.mu.Unlock()

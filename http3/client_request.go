@@ -77,9 +77,17 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 	if !validMethod(method) {
 		return nil, fmt.Errorf("http3: invalid method %q", method)
 	}
+	protocol := protocolOf(req)
+	path := req.URL.RequestURI()
+	if method != http.MethodConnect || protocol != "" {
+		// ":path ... MUST NOT be empty" and is in origin-form, or "*" for
+		// OPTIONS (RFC 9114, Section 4.3.1): the server's own rule.
+		if _, err := parseRequestPath(method, path); err != nil {
+			return nil, fmt.Errorf("http3: invalid request path %q", path)
+		}
+	}
 	fields := make([]qpack.HeaderField, 0, 8+len(req.Header))
 	fields = append(fields, qpack.HeaderField{Name: ":method", Value: method})
-	protocol := protocolOf(req)
 	switch {
 	case method == http.MethodConnect && protocol != "":
 		// RFC 9220, Section 3 (RFC 8441, Section 4): ":protocol" names the
@@ -88,14 +96,14 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 			qpack.HeaderField{Name: ":protocol", Value: protocol},
 			qpack.HeaderField{Name: ":scheme", Value: "https"},
 			qpack.HeaderField{Name: ":authority", Value: host},
-			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+			qpack.HeaderField{Name: ":path", Value: path})
 	case method == http.MethodConnect:
 		fields = append(fields, qpack.HeaderField{Name: ":authority", Value: host})
 	default:
 		fields = append(fields,
 			qpack.HeaderField{Name: ":scheme", Value: "https"},
 			qpack.HeaderField{Name: ":authority", Value: host},
-			qpack.HeaderField{Name: ":path", Value: req.URL.RequestURI()})
+			qpack.HeaderField{Name: ":path", Value: path})
 	}
 	fields = appendHeaderFields(fields, req.Header, func(k string) bool {
 		return k == "Host" || k == "Content-Length" || k == ":protocol"
@@ -197,9 +205,15 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 			}
 		}
 	}
-	// Counted before the stream exists, so that a retire cannot close
-	// the connection under this request.
-	cc.requestStarted()
+	// Counted before the stream exists (reserved since getConn), so that
+	// a retire cannot close the connection under this request.
+	cc.requestStarted(req)
+	if cc.goneAway() {
+		// "Endpoints MUST NOT initiate new requests ... after receipt of
+		// a GOAWAY frame" (RFC 9114, Section 5.2): a new connection.
+		cc.requestEnd(false)
+		return nil, nil, &retryableError{err: errGoaway, unsent: true}
+	}
 	str, err := cc.qc.OpenStream()
 	if err != nil && cc.qc.Context().Err() == nil {
 		if !mayRetire || !handshakeDone(cc.qc) {
@@ -220,10 +234,17 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 		}
 		return nil, nil, err
 	}
-	done := sync.OnceFunc(cc.requestDone)
+	if !cc.watch(str) {
+		// The GOAWAY came while the stream opened: nothing was sent.
+		str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		str.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		cc.requestDone()
+		return nil, nil, &retryableError{err: errGoaway, unsent: true}
+	}
+	done := sync.OnceFunc(func() { cc.unwatch(str); cc.requestDone() })
 	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
 	if err != nil {
-		resetStream(str, ErrCodeInternalError)
+		cc.resetStream(str, ErrCodeInternalError)
 		done()
 		return nil, nil, err
 	}
@@ -238,6 +259,13 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 // header.
 func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Response, error) {
 	ctx := req.Context()
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	if !hasBody && req.ContentLength > 0 {
+		// Never a message whose content differs from its Content-Length
+		// (RFC 9114, Section 4.1.2); net/http's error.
+		closeBody(req)
+		return nil, fmt.Errorf("http: Request.ContentLength=%d with nil Body", req.ContentLength)
+	}
 	askGzip := cc.wantsGzip(req)
 	fields, err := requestFields(req, askGzip)
 	if err != nil {
@@ -253,20 +281,34 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 		}
 		return nil, err
 	}
-	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
-	stop := func() bool { done(); return cancel() }
+	var rb *requestBody
+	if hasBody {
+		rb = &requestBody{req: req}
+	}
+	cancel := context.AfterFunc(ctx, func() {
+		cc.resetStream(str, ErrCodeRequestCancelled)
+		rb.close()
+	})
+	// stop ends the request: it closes the request body if the writing
+	// has not, which also ends a writer blocked in the body's Read, as
+	// http.RoundTripper requires ("RoundTrip must always close the body,
+	// including on errors").
+	stop := func() bool { done(); rb.close(); return cancel() }
 	var gate *continueGate
-	if req.Body != nil && req.Body != http.NoBody {
+	if hasBody {
 		if cc.t != nil && cc.t.ExpectContinueTimeout > 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 			gate = &continueGate{ch: make(chan bool, 1), timeout: cc.t.ExpectContinueTimeout}
 		}
-		go cc.writeBody(str, req, gate)
+		go cc.writeBody(str, rb, gate)
 	} else {
 		str.CloseWrite()
 	}
 	resp, err := cc.readResponse(ctx, req, str, gate)
 	if err != nil {
 		stop()
+		if berr := rb.error(); berr != nil {
+			return nil, berr
+		}
 		return nil, err
 	}
 	if resp.StatusCode == http.StatusTooEarly && early {
@@ -279,7 +321,13 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 		}
 		return nil, &retryableError{err: errTooEarly}
 	}
-	resp.Body.(*body).onClose = func() { stop() } // counts the request done
+	rbody := resp.Body.(*body)
+	rbody.onClose = func() { stop() } // counts the request done
+	// A complete response ends the request's content too: the server has
+	// what it needed (RFC 9114, Section 4.1), and a body the writer still
+	// waits on is closed.
+	rbody.onEnd = rb.close
+	rbody.sendErr = rb.error
 	if askGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
@@ -294,6 +342,7 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 // request's httptrace.ClientTrace, and returns the final one.
 func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *quic.Stream, gate *continueGate) (*http.Response, error) {
 	defer gate.open(false) // a final response or an error: no body if not sent yet
+	defer cc.unwatch(str)  // a response: processed, whatever a GOAWAY says
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(str)
 	pooled := true
@@ -312,7 +361,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
-		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
@@ -320,7 +369,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+		if resp.StatusCode >= 200 {
 			pooled = false
 			resp.Body.(*body).pooledBR = true // the body returns br
 			return resp, nil
@@ -338,7 +387,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		}
 		if trace != nil && trace.Got1xxResponse != nil {
 			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
-				resetStream(str, ErrCodeRequestCancelled)
+				cc.resetStream(str, ErrCodeRequestCancelled)
 				return nil, err
 			}
 		}
@@ -352,10 +401,11 @@ func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err er
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	err = withCodeName(err)
 	var he *Error
 	if errors.As(err, &he) {
 		if he.Stream {
-			resetStream(str, he.Code)
+			cc.resetStream(str, he.Code)
 		} else {
 			cc.fail(err)
 		}
@@ -368,7 +418,7 @@ func (cc *clientConn) requestError(ctx context.Context, str *quic.Stream, err er
 	cc.mu.Lock()
 	excluded := cc.goawayRecv && uint64(str.StreamID()) >= cc.goawayID
 	cc.mu.Unlock()
-	if excluded {
+	if excluded || refused(cc.qc) {
 		return &retryableError{err: err}
 	}
 	return err
@@ -407,9 +457,65 @@ func (g *continueGate) wait(str *quic.Stream) bool {
 	}
 }
 
+// requestBody is the content of a request being sent.
+type requestBody struct {
+	req  *http.Request
+	once sync.Once
+
+	mu     sync.Mutex
+	err    error // the content does not match req.ContentLength
+	closed bool  // close was called
+}
+
+// close closes the request body, once: when the writing ends, or the
+// request ends first (cancelled, failed, or its response complete or
+// closed). A writer blocked in the body's Read then returns. A nil
+// requestBody ignores it.
+func (rb *requestBody) close() {
+	if rb == nil {
+		return
+	}
+	rb.mu.Lock()
+	rb.closed = true
+	rb.mu.Unlock()
+	rb.once.Do(func() { rb.req.Body.Close() })
+}
+
+// fail records why the content could not be sent, which the request
+// reports instead of the reset it causes.
+func (rb *requestBody) fail(err error) {
+	rb.mu.Lock()
+	rb.err = err
+	rb.mu.Unlock()
+}
+
+// error returns the error that stopped the content, if any.
+func (rb *requestBody) error() error {
+	if rb == nil {
+		return nil
+	}
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	return rb.err
+}
+
+// wasClosed reports whether close was called.
+func (rb *requestBody) wasClosed() bool {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	return rb.closed
+}
+
 // writeBody sends the request content as DATA frames and ends the stream.
-func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request, gate *continueGate) {
-	defer req.Body.Close()
+// A content longer or shorter than a declared req.ContentLength is never
+// sent as such: "An endpoint MUST NOT generate an HTTP/3 message that is
+// malformed" (RFC 9114, Section 4.1.2, which counts a Content-Length that
+// differs from the sum of the DATA frames). The request fails with
+// net/http's error and the stream is reset, before any byte beyond the
+// Content-Length is written.
+func (cc *clientConn) writeBody(str *quic.Stream, rb *requestBody, gate *continueGate) {
+	defer rb.close()
+	req := rb.req
 	if gate != nil && !gate.wait(str) {
 		// The server answered without asking for the content: "the client
 		// ... ought to not send the content" (RFC 9110, Section 10.1.1).
@@ -418,11 +524,23 @@ func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request, gate *conti
 		str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		return
 	}
+	// "For client requests, a value of 0 with a non-nil Body is also
+	// treated as unknown" (net/http's Request.ContentLength).
+	declared := req.ContentLength
+	mismatch := func(n int64) {
+		rb.fail(fmt.Errorf("http: ContentLength=%d with Body length %d", declared, n))
+		cc.resetStream(str, ErrCodeRequestCancelled)
+	}
 	buf := make([]byte, 32<<10)
 	var hdr [16]byte
+	var sent int64
 	for {
 		n, err := req.Body.Read(buf)
 		if n > 0 {
+			if declared > 0 && sent+int64(n) > declared {
+				mismatch(sent + int64(n))
+				return
+			}
 			if _, werr := str.Write(appendDataFrameHeader(hdr[:0], uint64(n))); werr != nil {
 				return
 			}
@@ -432,14 +550,22 @@ func (cc *clientConn) writeBody(str *quic.Stream, req *http.Request, gate *conti
 			if _, werr := str.Write(buf[:n]); werr != nil {
 				return
 			}
+			sent += int64(n)
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if !rb.wasClosed() {
+				rb.fail(err) // the body failed, not closed by the request's end
+			}
 			str.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
 			return
 		}
+	}
+	if declared > 0 && sent != declared {
+		mismatch(sent)
+		return
 	}
 	if len(req.Trailer) > 0 {
 		fields := appendHeaderFields(nil, req.Trailer, nil)
@@ -459,9 +585,17 @@ func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *q
 	if err != nil {
 		return nil, err
 	}
-	code, err := strconv.Atoi(p.status)
-	if err != nil || len(p.status) != 3 || code < 100 {
+	// ":status ... MUST be included in all responses" (RFC 9114, Section
+	// 4.3.2), "the three-digit integer code" (RFC 9110, Section 15).
+	code64, ok := parseDigits(p.status)
+	code := int(code64)
+	if !ok || len(p.status) != 3 || code < 100 {
 		return nil, streamError(ErrCodeMessageError, "invalid :status %q", p.status)
+	}
+	if code == http.StatusSwitchingProtocols {
+		// "HTTP/3 does not support ... the 101 (Switching Protocols)
+		// informational status code" (RFC 9114, Section 4.5).
+		return nil, streamError(ErrCodeMessageError, "101 (Switching Protocols) response")
 	}
 	resp := &http.Response{
 		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
@@ -471,7 +605,7 @@ func (cc *clientConn) newResponse(ctx context.Context, req *http.Request, str *q
 		Header:     h,
 		Request:    req,
 	}
-	if code < 200 && code != http.StatusSwitchingProtocols {
+	if code < 200 {
 		return resp, nil
 	}
 	cl, err := parseContentLength(h)

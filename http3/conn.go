@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3/qpack"
@@ -35,6 +36,7 @@ type connection struct {
 	enc       *qpack.Encoder
 	dec       *qpack.Decoder
 	decUpdate chan struct{} // closed and replaced when the decoder's table grows
+	unblocked []uint64      // scratch for dec.AppendUnblocked
 	encStream *quic.SendStream
 	decStream *quic.SendStream
 
@@ -78,6 +80,10 @@ func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connec
 			MaxTableCapacity:    ours.QPACKMaxTableCapacity,
 			MaxBlockedStreams:   ours.QPACKBlockedStreams,
 			MaxFieldSectionSize: ours.MaxFieldSectionSize,
+			// The field syntax is checked by the decoder, once per dynamic
+			// table entry rather than once per reference to it.
+			ValidName:  validDecodedName,
+			ValidValue: validValue,
 		}),
 		decUpdate:        make(chan struct{}),
 		peerSettingsDone: make(chan struct{}),
@@ -189,13 +195,24 @@ var errHeadersTooLarge = streamError(ErrCodeExcessiveLoad, "field section too la
 
 // decodeHeaders decodes a field section received on stream id, waiting
 // while it is blocked on encoder stream instructions (RFC 9204, Section
-// 2.2.1) until ctx is done.
-func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block []byte) ([]qpack.HeaderField, error) {
+// 2.2.1) until ctx is done. While it waits, watch (if not nil) reads ahead
+// on the stream to notice a reset. A section abandoned while blocked is
+// never decoded: "When an endpoint receives a stream reset before the end
+// of a stream or before all encoded field sections are processed on that
+// stream, or when it abandons reading of a stream, it generates a Stream
+// Cancellation instruction" (Section 2.2.2.2).
+func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block []byte, watch *resetWatch) ([]qpack.HeaderField, error) {
+	blocked := false
 	for {
+		var fields []qpack.HeaderField
+		var err error
+		abandoned := false
 		c.qmu.Lock()
-		fields, err := c.dec.DecodeFieldSection(uint64(id), block, nil)
-		if err == qpack.ErrBlocked && ctx.Err() != nil {
+		if blocked && ctx.Err() != nil {
 			c.dec.CancelStream(uint64(id))
+			abandoned = true
+		} else {
+			fields, err = c.dec.DecodeFieldSection(uint64(id), block, nil)
 		}
 		werr := c.flushDecoderStream()
 		update := c.decUpdate
@@ -204,9 +221,20 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 			return nil, werr
 		}
 		switch {
+		case abandoned:
+			if err := watch.resetErr(); err != nil {
+				return nil, err // the peer's reset, not a cancellation
+			}
+			return nil, ctx.Err()
 		case err == qpack.ErrBlocked:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			if !blocked {
+				blocked = true
+				if watch != nil {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+					defer watch.start(cancel)()
+				}
 			}
 			select {
 			case <-update:
@@ -216,6 +244,16 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 		case err == qpack.ErrFieldSectionTooLarge:
 			return nil, errHeadersTooLarge
 		case err != nil:
+			var ie *qpack.InvalidFieldError
+			if errors.As(err, &ie) {
+				// "the inclusion of invalid characters in field names or
+				// values" makes the message malformed (RFC 9114, Section
+				// 4.1.2).
+				if ie.Value {
+					return nil, streamError(ErrCodeMessageError, "invalid value of field %q", ie.Name)
+				}
+				return nil, streamError(ErrCodeMessageError, "invalid field name %q", ie.Name)
+			}
 			return nil, c.fail(err)
 		}
 		if c.tr != nil {
@@ -225,8 +263,85 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 	}
 }
 
+// resetWatch reads ahead on a request stream while its header section is
+// blocked, so that a reset by the peer abandons the section at once rather
+// than when the encoder stream unblocks it. It uses the stream's read
+// deadline, which no one else uses before the header section is decoded.
+type resetWatch struct {
+	str *quic.Stream
+	br  *bufio.Reader // the stream's reader, which keeps what the watch reads
+
+	mu  sync.Mutex
+	err error // the reset seen
+}
+
+// resetErr returns the reset the watch saw, if any; a nil watch saw none.
+func (w *resetWatch) resetErr() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// start watches until stop is called, calling cancel if the peer resets
+// the stream. It reads ahead at most until br is full, or the stream
+// ends.
+func (w *resetWatch) start(cancel func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := w.br.Buffered() + 1; n <= w.br.Size(); n = w.br.Buffered() + 1 {
+			if _, err := w.br.Peek(n); err != nil {
+				var se *quic.StreamError
+				if errors.As(err, &se) && se.Remote {
+					w.mu.Lock()
+					w.err = err
+					w.mu.Unlock()
+					cancel()
+				}
+				return
+			}
+		}
+	}()
+	return func() {
+		w.str.SetReadDeadline(time.Unix(1, 0)) // ends a Peek in progress
+		<-done
+		w.str.SetReadDeadline(time.Time{})
+	}
+}
+
+// cancelDecoding tells the peer's encoder that this endpoint abandons
+// reading stream id: "when it abandons reading of a stream, it generates a
+// Stream Cancellation instruction" (RFC 9204, Section 2.2.2.2), so that
+// the encoder stops counting references on it. It forgets the stream if
+// its section was blocked.
+func (c *connection) cancelDecoding(id quic.StreamID) {
+	c.qmu.Lock()
+	c.dec.CancelStream(uint64(id))
+	c.flushDecoderStream()
+	c.qmu.Unlock()
+}
+
+// resetStream abandons both directions of a request stream with code.
+func (c *connection) resetStream(s requestStream, code ErrCode) {
+	resetStream(s, code)
+	c.cancelDecoding(s.StreamID())
+}
+
+// stopReading abandons the receiving direction of a request stream,
+// asking the peer to stop sending with code.
+func (c *connection) stopReading(s requestStream, code ErrCode) {
+	s.CancelRead(quic.StreamErrorCode(code))
+	c.cancelDecoding(s.StreamID())
+}
+
 // flushDecoderStream writes pending decoder instructions. c.qmu held.
 func (c *connection) flushDecoderStream() error {
+	if c.decStream == nil {
+		return nil // not open yet: the instructions wait in the decoder
+	}
 	if ins := c.dec.AppendDecoderStream(nil); len(ins) > 0 {
 		_, err := c.decStream.Write(ins)
 		return err
@@ -329,6 +444,10 @@ func (c *connection) readQPACKStream(br *bufio.Reader, typ uint64) error {
 			var herr, werr error
 			if typ == streamTypeEncoder {
 				herr = c.dec.HandleEncoderStream(buf[:n])
+				// The blocked sections' goroutines wake below and decode
+				// again; the decoder's list of unblocked streams is not
+				// needed.
+				c.unblocked = c.dec.AppendUnblocked(c.unblocked[:0])
 				werr = c.flushDecoderStream()
 				close(c.decUpdate)
 				c.decUpdate = make(chan struct{})
@@ -351,20 +470,32 @@ func (c *connection) readQPACKStream(br *bufio.Reader, typ uint64) error {
 
 // readControl reads the peer's control stream (RFC 9114, Section 6.2.1).
 func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
-	f, err := readFrame(br)
+	// "If the first frame of the control stream is any other frame type,
+	// this MUST be treated as a connection error of type
+	// H3_MISSING_SETTINGS." (Section 6.2.1) Any other: frames of unknown
+	// or reserved types, which are skipped later on, are not skipped here.
+	typ, length, err := readFrameHeader(br)
 	if err == io.EOF {
 		return err
 	}
 	if err != nil {
 		return truncated(err)
 	}
-	c.traceFrame(id, &f)
-	if f.Type != frameSettings {
-		// "If the first frame of the control stream is any other frame
-		// type, this MUST be treated as a connection error of type
-		// H3_MISSING_SETTINGS." (Section 6.2.1)
-		return connError(ErrCodeMissingSettings, "first control frame is %#x", f.Type)
+	if typ != frameSettings {
+		return connError(ErrCodeMissingSettings, "first control frame is of type %#x", typ)
 	}
+	if length > maxPayload(typ) {
+		return connError(ErrCodeExcessiveLoad, "SETTINGS frame of %d bytes", length)
+	}
+	p, err := readPayload(br, length)
+	if err != nil {
+		return truncated(err)
+	}
+	f, err := parseFramePayload(typ, p)
+	if err != nil {
+		return err
+	}
+	c.traceFrame(id, &f)
 	c.qmu.Lock()
 	err = c.enc.SetPeerSettings(f.Set.QPACKMaxTableCapacity, f.Set.QPACKBlockedStreams)
 	if err == nil {
@@ -378,6 +509,8 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 	}
 	c.peerSettings = f.Set
 	close(c.peerSettingsDone)
+	var maxPushID uint64
+	maxPushIDSeen := false
 	for {
 		f, err := readFrame(br)
 		if err == io.EOF {
@@ -396,7 +529,15 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 			if !c.isServer {
 				return connError(ErrCodeFrameUnexpected, "MAX_PUSH_ID from server")
 			}
-			// We never push; the limit is noted and ignored.
+			// "A MAX_PUSH_ID frame cannot reduce the maximum push ID;
+			// receipt of a MAX_PUSH_ID frame that contains a smaller value
+			// than previously received MUST be treated as a connection
+			// error of type H3_ID_ERROR." (Section 7.2.7) We never push;
+			// the limit is only checked.
+			if maxPushIDSeen && f.ID < maxPushID {
+				return connError(ErrCodeIDError, "MAX_PUSH_ID reduced from %d to %d", maxPushID, f.ID)
+			}
+			maxPushID, maxPushIDSeen = f.ID, true
 		case frameCancelPush:
 			// We never promise pushes and never allow them (no
 			// MAX_PUSH_ID), so every push ID is unknown (Section 7.2.3).

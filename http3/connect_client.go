@@ -37,10 +37,11 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 		return nil, nil, err
 	}
 	ctx := req.Context()
-	cc, err := t.getConn(ctx, authorityOf(req), req.URL.Hostname())
+	cc, err := t.getConn(req, authorityOf(req), req.URL.Hostname())
 	if err != nil {
 		return nil, nil, err
 	}
+	defer cc.unreserve(req) // if the request did not start
 	select {
 	case <-cc.peerSettingsDone:
 	case <-cc.qc.Context().Done():
@@ -67,11 +68,11 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 	if cc.ours.H3Datagram {
 		dgq = cc.registerDatagrams(str)
 	}
-	cancel := context.AfterFunc(ctx, func() { resetStream(str, ErrCodeRequestCancelled) })
+	cancel := context.AfterFunc(ctx, func() { cc.resetStream(str, ErrCodeRequestCancelled) })
 	context.AfterFunc(str.Context(), func() { done(); cancel() })
 	resp, err := cc.readResponse(ctx, req, str, nil)
 	if err != nil {
-		resetStream(str, ErrCodeRequestCancelled)
+		cc.resetStream(str, ErrCodeRequestCancelled)
 		return nil, nil, err
 	}
 	b := resp.Body.(*body)

@@ -56,6 +56,25 @@ func closeCode(t *testing.T, qc *quic.Conn) ErrCode {
 	return ErrCode(ae.Code)
 }
 
+// waitServerEncoderStream waits for the first instruction on the
+// server's QPACK encoder stream.
+func waitServerEncoderStream(t *testing.T, qc *quic.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		rs, err := qc.AcceptUniStream(ctx)
+		if err != nil {
+			t.Fatalf("no encoder stream from the server: %v", err)
+		}
+		b := make([]byte, 2)
+		rs.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(rs, b); err == nil && b[0] == streamTypeEncoder {
+			return
+		}
+	}
+}
+
 func settingsStream() []byte {
 	return appendSettingsFrame(appendVarint(nil, streamTypeControl), settings{})
 }
@@ -70,6 +89,27 @@ func TestControlStreamRules(t *testing.T) {
 		{"first frame not SETTINGS", func(qc *quic.Conn) {
 			openUni(t, qc, appendIDFrame(appendVarint(nil, streamTypeControl), frameGoaway, 0), false)
 		}, ErrCodeMissingSettings},
+		// Defect 11: "If the first frame of the control stream is any
+		// other frame type, this MUST be treated as a connection error
+		// of type H3_MISSING_SETTINGS." (RFC 9114, Section 6.2.1), even
+		// a frame of a reserved (grease) type that would be ignored
+		// later.
+		{"grease frame before SETTINGS", func(qc *quic.Conn) {
+			b := append(appendFrameHeader(appendVarint(nil, streamTypeControl), 0x21, 1), 0)
+			openUni(t, qc, appendSettingsFrame(b, settings{}), false)
+		}, ErrCodeMissingSettings},
+		{"unknown frame before SETTINGS", func(qc *quic.Conn) {
+			b := appendFrameHeader(appendVarint(nil, streamTypeControl), 0x3f, 0)
+			openUni(t, qc, appendSettingsFrame(b, settings{}), false)
+		}, ErrCodeMissingSettings},
+		// Defect 10: "A MAX_PUSH_ID frame cannot reduce the maximum push
+		// ID; receipt of a MAX_PUSH_ID frame that contains a smaller
+		// value than previously received MUST be treated as a connection
+		// error of type H3_ID_ERROR." (RFC 9114, Section 7.2.7)
+		{"MAX_PUSH_ID decreases", func(qc *quic.Conn) {
+			b := appendIDFrame(settingsStream(), frameMaxPushID, 10)
+			openUni(t, qc, appendIDFrame(b, frameMaxPushID, 9), false)
+		}, ErrCodeIDError},
 		{"second control stream", func(qc *quic.Conn) {
 			openUni(t, qc, settingsStream(), false)
 			openUni(t, qc, settingsStream(), false)
@@ -78,8 +118,12 @@ func TestControlStreamRules(t *testing.T) {
 			openUni(t, qc, settingsStream(), true)
 		}, ErrCodeClosedCriticalStream},
 		{"control stream reset", func(qc *quic.Conn) {
-			s := openUni(t, qc, settingsStream(), false)
-			time.Sleep(20 * time.Millisecond)
+			// SETTINGS with a QPACK table: the server's encoder stream
+			// sets its capacity once it has read them, so the stream is
+			// known to be the control stream before it is reset (a
+			// stream reset before its type arrives is nothing).
+			s := openUni(t, qc, appendSettingsFrame(appendVarint(nil, streamTypeControl), settings{QPACKMaxTableCapacity: 4096}), false)
+			waitServerEncoderStream(t, qc)
 			s.CancelWrite(0x100)
 		}, ErrCodeClosedCriticalStream},
 		{"encoder stream closed", func(qc *quic.Conn) {
@@ -125,6 +169,21 @@ func TestControlStreamRules(t *testing.T) {
 				t.Errorf("closed with %v, want %v", code, tc.code)
 			}
 		})
+	}
+}
+
+// A MAX_PUSH_ID that stays or grows is fine.
+func TestMaxPushIDMayRepeatOrGrow(t *testing.T) {
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	cc := rawConn(t, e)
+	for _, id := range []uint64{3, 3, 7} {
+		cc.writeControl(appendIDFrame(nil, frameMaxPushID, id))
+	}
+	if status, code := sendRaw(t, cc, requestWith(), nil); status != 200 {
+		t.Fatalf("status %d code %v", status, code)
+	}
+	if cc.qc.Context().Err() != nil {
+		t.Fatalf("connection closed: %v", context.Cause(cc.qc.Context()))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // ErrCode is an HTTP/3 error code (RFC 9114, Section 8.1), carried in
@@ -451,12 +452,14 @@ func known(typ uint64) bool {
 // r. Frame types reserved from HTTP/2 are H3_FRAME_UNEXPECTED. io.EOF means
 // r ended between frames.
 func readFrame(r *bufio.Reader) (frame, error) {
-	return readFrameWithin(r, maxHeadersFramePayload)
+	return readFrameWithin(r, 0)
 }
 
-// readFrameWithin is readFrame with HEADERS frames of more than
-// maxHeaders bytes refused as errHeadersTooLarge before their payload is
-// read or allocated.
+// readFrameWithin is readFrame for a request stream, where a HEADERS frame
+// carries a field section: with maxHeaders above zero, a HEADERS frame of
+// more than maxHeaders bytes is errHeadersTooLarge, a stream error, before
+// its payload is read or allocated, rather than the connection error of a
+// frame above its bound.
 func readFrameWithin(r *bufio.Reader, maxHeaders uint64) (frame, error) {
 	for {
 		typ, length, err := readFrameHeader(r)
@@ -475,18 +478,45 @@ func readFrameWithin(r *bufio.Reader, maxHeaders uint64) (frame, error) {
 			}
 			continue
 		}
-		if typ == frameHeaders && length > maxHeaders && maxHeaders < maxHeadersFramePayload {
+		if typ == frameHeaders && maxHeaders > 0 && length > maxHeaders {
 			return frame{}, errHeadersTooLarge
 		}
 		if length > maxPayload(typ) {
 			return frame{}, connError(ErrCodeExcessiveLoad, "frame %#x of %d bytes", typ, length)
 		}
-		p := make([]byte, length)
-		if _, err := io.ReadFull(r, p); err != nil {
+		p, err := readPayload(r, length)
+		if err != nil {
 			return frame{}, truncated(err)
 		}
 		return parseFramePayload(typ, p)
 	}
+}
+
+// initialPayloadBuffer is the buffer a frame payload starts with, when it
+// declares more: enough for the header section of a typical request.
+const initialPayloadBuffer = 1 << 10
+
+// readPayload reads a frame payload of length bytes, which the caller has
+// checked against its bound. The buffer grows with the bytes that arrive,
+// at most doubling each time, so that a peer declaring a large frame and
+// sending little of it costs little memory: at most twice what it sent,
+// and initialPayloadBuffer.
+func readPayload(r io.Reader, length uint64) ([]byte, error) {
+	p := make([]byte, 0, min(length, initialPayloadBuffer))
+	for uint64(len(p)) < length {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, int(min(length-uint64(len(p)), uint64(len(p)))))
+		}
+		n, err := r.Read(p[len(p):min(uint64(cap(p)), length)])
+		p = p[:len(p)+n]
+		if err != nil && uint64(len(p)) < length {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // truncated turns the end of a stream inside a frame into H3_FRAME_ERROR

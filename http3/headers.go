@@ -2,9 +2,9 @@ package http3
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/textproto"
-	"strconv"
 	"strings"
 
 	"github.com/quicstack/quic/http3/qpack"
@@ -15,7 +15,7 @@ import (
 // 4.2: "An endpoint MUST NOT generate an HTTP/3 field section containing
 // connection-specific fields; any message containing connection-specific
 // fields MUST be treated as malformed."). TE is allowed with the value
-// "trailers" only.
+// "trailers" only (isTrailers).
 var connectionSpecific = map[string]bool{
 	"connection":        true,
 	"keep-alive":        true,
@@ -23,6 +23,12 @@ var connectionSpecific = map[string]bool{
 	"transfer-encoding": true,
 	"upgrade":           true,
 }
+
+// isTrailers reports whether a TE field value is "trailers", the only
+// one HTTP/3 allows (RFC 9114, Section 4.2). It is a keyword of TE's
+// grammar (RFC 9110, Section 10.1.4), and ABNF strings are
+// case-insensitive (RFC 5234, Section 2.3), so "Trailers" is the same.
+func isTrailers(v string) bool { return strings.EqualFold(v, "trailers") }
 
 // validName reports whether name is a valid field name in lowercase
 // (RFC 9110, Section 5.1, checked by httpguts; RFC 9114, Section 4.2:
@@ -39,6 +45,16 @@ func validName(name string) bool {
 		}
 	}
 	return true
+}
+
+// validDecodedName reports whether name may appear in a decoded field
+// section: a valid field name in lowercase, or a pseudo-header field name
+// (":" and a valid lowercase name), which splitFields checks further.
+func validDecodedName(name string) bool {
+	if len(name) > 1 && name[0] == ':' {
+		return validName(name[1:])
+	}
+	return validName(name)
 }
 
 // validValue reports whether v is a valid field value (RFC 9110, Section
@@ -82,17 +98,27 @@ func pseudoBit(name string) uint8 {
 // has reports whether the pseudo-header field name was present.
 func (p *pseudo) has(name string) bool { return p.seen&pseudoBit(name) != 0 }
 
-// splitFields validates a field section and separates the pseudo-header
-// fields from the header. allowed lists the pseudo-header names allowed;
-// none for trailers. Any violation makes the message malformed: a stream
-// error of type H3_MESSAGE_ERROR (RFC 9114, Section 4.1.2).
+// splitFields validates a decoded field section and separates the
+// pseudo-header fields from the header. allowed lists the pseudo-header
+// names allowed; none for trailers. Any violation makes the message
+// malformed: a stream error of type H3_MESSAGE_ERROR (RFC 9114, Section
+// 4.1.2). The names and values have been checked by the QPACK decoder
+// (validDecodedName, validValue; see connection.decodeHeaders), once for
+// each dynamic table entry however many times the section refers to it;
+// splitFields does nothing per field that costs more than the field's
+// own bytes on the wire.
 func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.Header, error) {
 	var p pseudo
-	h := make(http.Header, len(fields))
+	// The map grows as needed: a hint of len(fields) would let thousands
+	// of repeats of one field (cookie crumbs) preallocate thousands of
+	// entries.
+	h := make(http.Header, min(len(fields), 16))
 	// One backing array for the values of single-valued fields, as
 	// net/textproto does.
 	vals := make([]string, len(fields))
 	regular := false
+	var crumbs []string
+	var keys keyCache
 	for _, f := range fields {
 		if strings.HasPrefix(f.Name, ":") {
 			// "Pseudo-header fields MUST NOT appear in trailer sections",
@@ -112,9 +138,6 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			if p.has(f.Name) {
 				return p, nil, streamError(ErrCodeMessageError, "duplicate pseudo-header %s", f.Name)
 			}
-			if !validValue(f.Value) {
-				return p, nil, streamError(ErrCodeMessageError, "invalid value of %s", f.Name)
-			}
 			p.seen |= pseudoBit(f.Name)
 			switch f.Name {
 			case ":method":
@@ -133,22 +156,18 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			continue
 		}
 		regular = true
-		if !validName(f.Name) {
-			return p, nil, streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
-		}
-		if !validValue(f.Value) {
-			return p, nil, streamError(ErrCodeMessageError, "invalid value of field %s", f.Name)
-		}
-		if connectionSpecific[f.Name] || (f.Name == "te" && f.Value != "trailers") {
+		if len(f.Name) <= maxConnectionSpecificName && connectionSpecific[f.Name] || (f.Name == "te" && !isTrailers(f.Value)) {
 			return p, nil, streamError(ErrCodeMessageError, "connection-specific field %s", f.Name)
 		}
-		if f.Name == "cookie" && len(h["Cookie"]) > 0 {
-			// Section 4.2.1: crumbs are joined with "; " for HTTP/1.1
-			// semantics.
-			h["Cookie"][0] += "; " + f.Value
+		if f.Name == "cookie" {
+			// "If there are multiple cookie field lines after
+			// decompression, these MUST be concatenated into a single byte
+			// string using the two-byte delimiter of "; "" (Section
+			// 4.2.1): collected here and joined once below.
+			crumbs = append(crumbs, f.Value)
 			continue
 		}
-		k := textproto.CanonicalMIMEHeaderKey(f.Name)
+		k := keys.canonical(f.Name)
 		if vs := h[k]; len(vs) > 0 {
 			h[k] = append(vs, f.Value)
 		} else {
@@ -157,27 +176,99 @@ func splitFields(fields []qpack.HeaderField, allowed ...string) (pseudo, http.He
 			vals = vals[1:]
 		}
 	}
+	switch len(crumbs) {
+	case 0:
+	case 1:
+		h["Cookie"] = crumbs
+	default:
+		h["Cookie"] = []string{strings.Join(crumbs, "; ")}
+	}
 	return p, h, nil
 }
 
-// parseContentLength returns the content-length of h, -1 if absent. Several
-// values must agree.
+// maxConnectionSpecificName is the length of the longest name in
+// connectionSpecific: longer names are not looked up (hashing a long name
+// that a section refers to many times would cost per reference).
+const maxConnectionSpecificName = len("transfer-encoding")
+
+// keyCache remembers the canonical header keys of the last few names of a
+// field section. A name that a section repeats by reference to a dynamic
+// table entry is the same string each time, which == compares at once,
+// so that canonicalizing it (and allocating the result) happens once.
+type keyCache struct {
+	names, keys [4]string
+	next        int
+}
+
+func (c *keyCache) canonical(name string) string {
+	for i, n := range c.names {
+		if n == name && n != "" {
+			return c.keys[i]
+		}
+	}
+	k := textproto.CanonicalMIMEHeaderKey(name)
+	c.names[c.next], c.keys[c.next] = name, k
+	c.next = (c.next + 1) % len(c.names)
+	return k
+}
+
+// parseContentLength returns the content-length of h, -1 if absent, and
+// replaces a list of identical values, or several field lines, by the one
+// value, so that whoever reads h next (a handler, a proxy forwarding it)
+// sees one decimal number.
+// "Content-Length = 1*DIGIT" (RFC 9110, Section 8.6): no sign, no space, no
+// other base. A list, or several field lines, must repeat one value
+// exactly: "a recipient MAY either reject the message as invalid or replace
+// that invalid field value with a single instance of the decimal value"
+// when the values are identical; values that differ, even only in leading
+// zeros, are refused.
 func parseContentLength(h http.Header) (int64, error) {
 	vs := h["Content-Length"]
 	if len(vs) == 0 {
 		return -1, nil
 	}
+	first := ""
 	var n int64 = -1
 	for _, v := range vs {
-		for _, part := range strings.Split(v, ",") {
-			x, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
-			if err != nil || x < 0 || (n >= 0 && x != n) {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.Trim(part, " \t")
+			if n >= 0 {
+				if part != first {
+					return 0, streamError(ErrCodeMessageError, "content-length values %q and %q differ", first, part)
+				}
+				continue
+			}
+			x, ok := parseDigits(part)
+			if !ok {
 				return 0, streamError(ErrCodeMessageError, "invalid content-length %q", v)
 			}
-			n = x
+			first, n = part, x
 		}
 	}
+	if len(vs) > 1 || vs[0] != first {
+		h["Content-Length"] = []string{first}
+	}
 	return n, nil
+}
+
+// parseDigits parses "1*DIGIT" as a non-negative int64.
+func parseDigits(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // appendHeaderFields appends h as HTTP/3 field lines: lowercase names,
@@ -189,8 +280,11 @@ func appendHeaderFields(dst []qpack.HeaderField, h http.Header, skip func(string
 			continue
 		}
 		for _, v := range vs {
-			if name == "te" && v != "trailers" {
-				continue
+			if name == "te" {
+				if !isTrailers(v) {
+					continue
+				}
+				v = "trailers"
 			}
 			v = strings.TrimSpace(v)
 			if !validValue(v) {

@@ -36,7 +36,7 @@ func TestOversizedHeadersFrameNotBuffered(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no answer before the frame's end: %v", err)
 	}
-	fs, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+	fs, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload, nil)
 	if err != nil || len(fs) == 0 || fs[0].Value != "431" {
 		t.Fatalf("answer %v, %v; want 431", fs, err)
 	}

@@ -322,7 +322,7 @@ func sendRaw(t *testing.T, cc *clientConn, fields []qpack.HeaderField, data []by
 		}
 		t.Fatalf("reading response: %v", err)
 	}
-	fs, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload)
+	fs, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

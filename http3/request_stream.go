@@ -79,6 +79,9 @@ func (w *responseWriter) HTTPStream() *RequestStream {
 	}
 	w.commit()
 	w.flush()
+	if w.err == errSwitchingProtocols {
+		w.sc.resetStream(w.str, ErrCodeInternalError)
+	}
 	w.streamed = true
 	w.rs = newRequestStream(w.sc.connection, w.str, w.body, w.dgq)
 	return w.rs
@@ -128,7 +131,7 @@ func (s *RequestStream) ReadCapsule(max int) (Capsule, error) {
 	}
 	c, err := ReadCapsule(s.cbr, max)
 	if err == ErrCapsuleTruncated || err == ErrCapsuleTooLarge {
-		resetStream(s.str, ErrCodeMessageError)
+		s.c.resetStream(s.str, ErrCodeMessageError)
 	}
 	return c, err
 }
@@ -185,7 +188,7 @@ func (s *RequestStream) Close() error {
 
 // CancelRead stops reading, asking the peer to stop sending with code.
 func (s *RequestStream) CancelRead(code ErrCode) {
-	s.str.CancelRead(quic.StreamErrorCode(code))
+	s.c.stopReading(s.str, code)
 }
 
 // CancelWrite abandons sending with code (RFC 9220, Section 3: a reset

@@ -84,13 +84,27 @@ func (w *responseWriter) Header() http.Header { return w.header }
 // WriteHeader sends the response header with status code. Informational
 // statuses (1xx) other than 101 send an interim response with the
 // current header, 103 Early Hints for example, and may be followed by
-// more; the header map is kept for the final response.
+// more; the header map is kept for the final response. HTTP/3 has no 101
+// (Switching Protocols): after WriteHeader(101) nothing is sent, Write
+// fails, and the request stream is reset with H3_INTERNAL_ERROR.
 func (w *responseWriter) WriteHeader(code int) {
 	if w.wroteHeader || w.streamed {
 		return
 	}
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("http3: invalid WriteHeader code %v", code))
+	}
+	if code == http.StatusSwitchingProtocols {
+		// "HTTP/3 does not support the HTTP Upgrade mechanism ... or the
+		// 101 (Switching Protocols) informational status code" (RFC 9114,
+		// Section 4.5): nothing is sent, writes fail and the stream is
+		// reset with H3_INTERNAL_ERROR when the handler returns.
+		w.wroteHeader, w.committed, w.status = true, true, code
+		w.cmu.Lock()
+		w.finalSent = true
+		w.cmu.Unlock()
+		w.err = errSwitchingProtocols
+		return
 	}
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		// RFC 9114, Section 4.1: "the HEADERS frame (containing ... an
@@ -109,9 +123,12 @@ func (w *responseWriter) WriteHeader(code int) {
 func (w *responseWriter) setStatus(code int) {
 	w.wroteHeader = true
 	w.status = code
-	if cl := w.header.Get("Content-Length"); cl != "" {
-		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
+	if _, ok := w.header["Content-Length"]; ok {
+		// Sent only if it follows "Content-Length = 1*DIGIT" (RFC 9110,
+		// Section 8.6), and then as one plain decimal value.
+		if n, err := parseContentLength(w.header); err == nil && n >= 0 {
 			w.clen = n
+			w.header["Content-Length"] = []string{strconv.FormatInt(n, 10)}
 		} else {
 			w.header.Del("Content-Length")
 		}
@@ -169,6 +186,10 @@ func (w *responseWriter) sendContinue() {
 		w.str.Write(b)
 	}
 }
+
+// errSwitchingProtocols is the error of a response whose handler called
+// WriteHeader(101).
+var errSwitchingProtocols = errors.New("http3: 101 (Switching Protocols) does not exist in HTTP/3 (RFC 9114, Section 4.5)")
 
 // errFieldSectionTooLarge is a header or trailer section above the peer's
 // SETTINGS_MAX_FIELD_SECTION_SIZE.
@@ -331,7 +352,7 @@ func (w *responseWriter) finish() {
 		// a Content-Length header field is malformed if the value ...
 		// does not equal the sum of the DATA frame lengths" (RFC 9114,
 		// Section 4.1.2): rather than send a malformed response, abort.
-		resetStream(w.str, ErrCodeInternalError)
+		w.sc.resetStream(w.str, ErrCodeInternalError)
 		return
 	}
 	trailer := make(http.Header)
@@ -355,7 +376,7 @@ func (w *responseWriter) finish() {
 	}
 	err := w.flush()
 	if err != nil && err != errFieldSectionTooLarge {
-		resetStream(w.str, ErrCodeInternalError)
+		w.sc.resetStream(w.str, ErrCodeInternalError)
 		return
 	}
 	w.str.CloseWrite()

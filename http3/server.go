@@ -6,11 +6,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic"
@@ -27,7 +27,35 @@ var ErrServerClosed = errors.New("http3: server closed")
 
 // A Server serves HTTP/3 requests over QUIC connections. Each request runs
 // in its own goroutine. The zero value with Handler set (nil means
-// http.DefaultServeMux) and TLSConfig set is ready to use.
+// http.DefaultServeMux) and TLSConfig set is ready to use. Multiple
+// goroutines may invoke methods on a Server simultaneously.
+//
+// Closing, as with net/http's Server:
+//   - Shutdown is graceful. It closes the listeners at once (connections
+//     not yet accepted are refused with CONNECTION_REFUSED, which tells
+//     their clients nothing was processed) and sends GOAWAY on every
+//     connection (RFC 9114, Section 5.2): requests on streams from its ID
+//     on are rejected with H3_REQUEST_REJECTED, for the client to retry
+//     elsewhere, and the requests below it run to completion. Each
+//     connection is closed with H3_NO_ERROR once its requests are done
+//     and their responses acknowledged (waiting 5 seconds at most for the
+//     acknowledgements), leaving the client a second to close it first.
+//     Shutdown returns nil when every connection is closed; if its
+//     context ends first, it closes the connections left with
+//     H3_NO_ERROR, as Close does, and returns the context's error.
+//   - Close is immediate: listeners and connections close with
+//     H3_NO_ERROR; handlers still running see their request's context
+//     cancelled, their body reads and response writes fail; Close does
+//     not wait for them.
+//   - After either, Serve, ServeListener, ListenAndServe and
+//     ListenAndServeTLS return ErrServerClosed, ServeConn closes the
+//     connections it is given, and the quic.Transports the server made
+//     are closed (see quic.Transport: closed connections answer their
+//     peers for up to 5 seconds). A Listener passed to ServeListener is
+//     closed, not its Transport.
+//   - IdleTimeout closes an idle connection the way Shutdown does: a
+//     GOAWAY first, so that a request racing the close is rejected and
+//     retried rather than lost.
 type Server struct {
 	// Handler handles requests; nil means http.DefaultServeMux.
 	Handler http.Handler
@@ -46,8 +74,29 @@ type Server struct {
 	// MaxHeaderBytes is the SETTINGS_MAX_FIELD_SECTION_SIZE the server
 	// advertises and enforces (RFC 9114, Section 4.2.2); zero means 1 MiB.
 	// A request header above it is answered with 431 (Request Header
-	// Fields Too Large).
+	// Fields Too Large), and the connection goes on; a trailer section
+	// above it resets its request stream with H3_EXCESSIVE_LOAD.
 	MaxHeaderBytes int
+	// ReadHeaderTimeout is how long a request stream may take, from its
+	// first byte, to deliver its header section, including the time the
+	// section waits for QPACK encoder instructions it depends on. Past
+	// it the stream is reset with H3_REQUEST_REJECTED (the request was
+	// not processed; a client may retry it) and the connection goes on.
+	// Zero means DefaultReadHeaderTimeout; a negative value means no
+	// limit, as with net/http's default.
+	ReadHeaderTimeout time.Duration
+	// MaxConcurrentHandlers caps the requests served at once across all
+	// connections: those reading their header section and those in the
+	// Handler (a stream taken over with HTTPStream no longer counts once
+	// its handler returns). At the cap a new request stream is reset at
+	// once with H3_REQUEST_REJECTED, without being read: "A server
+	// rejected a request without performing any application processing"
+	// (RFC 9114, Section 8.1), which a client may retry. Zero means no
+	// cap, as in net/http; each connection is still limited to
+	// QUICConfig.MaxIncomingStreams concurrent requests (250 by default).
+	// Each request costs a goroutine and about 10 KiB of buffers while it
+	// reads its header, which ReadHeaderTimeout bounds in time.
+	MaxConcurrentHandlers int
 	// IdleTimeout closes a connection that has had no request in progress
 	// for this long, with H3_NO_ERROR. Zero leaves idle connections to the
 	// QUIC idle timeout (quic.Config.MaxIdleTimeout).
@@ -62,7 +111,8 @@ type Server struct {
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
 
-	workers workerPool // runs the handlers
+	workers  workerPool   // runs the handlers
+	handlers atomic.Int64 // requests being served, for MaxConcurrentHandlers
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
@@ -172,7 +222,8 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 }
 
 // Close closes the listeners and all connections immediately, with
-// H3_NO_ERROR.
+// H3_NO_ERROR, and returns once each connection has sent its
+// CONNECTION_CLOSE; it does not wait for the handlers (see Server).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.init()
@@ -182,20 +233,27 @@ func (s *Server) Close() error {
 	for l := range s.listeners {
 		ls = append(ls, l)
 	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	s.closeConns()
+	s.runCleanups()
+	s.workers.stop()
+	return nil
+}
+
+// closeConns closes every connection at once with H3_NO_ERROR.
+func (s *Server) closeConns() {
+	s.mu.Lock()
 	cs := make([]*serverConn, 0, len(s.conns))
 	for c := range s.conns {
 		cs = append(cs, c)
 	}
 	s.mu.Unlock()
-	for _, l := range ls {
-		l.Close()
-	}
 	for _, c := range cs {
 		c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 	}
-	s.runCleanups()
-	s.workers.stop()
-	return nil
 }
 
 // runCleanups closes the Transports the server made.
@@ -209,11 +267,11 @@ func (s *Server) runCleanups() {
 	}
 }
 
-// Shutdown shuts the server down gracefully: it closes the listeners,
-// sends GOAWAY on every connection (RFC 9114, Section 5.2) so that clients
-// send new requests elsewhere, lets the requests in flight finish, and
-// closes each connection once it has none. It returns when all connections
-// are closed, or with ctx's error when ctx is done first.
+// Shutdown shuts the server down gracefully, as net/http's
+// Server.Shutdown does: GOAWAY, the requests accepted finish, then each
+// connection closes (see Server). It returns nil once every connection is
+// closed, or, if ctx ends first, closes those left and returns ctx's
+// error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.init()
@@ -252,6 +310,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.workers.stop()
 		return nil
 	case <-ctx.Done():
+		s.closeConns()
+		s.workers.stop()
 		return ctx.Err()
 	}
 }
@@ -287,7 +347,12 @@ func (sc *serverConn) serve() {
 			// "Requests on stream IDs greater than or equal to the ID in
 			// the GOAWAY frame ... The server SHOULD ... reset with
 			// H3_REQUEST_REJECTED" (Section 5.2).
-			resetStream(str, ErrCodeRequestRejected)
+			sc.resetStream(str, ErrCodeRequestRejected)
+			continue
+		}
+		if !sc.srv.acquireHandler() {
+			sc.mu.Unlock()
+			sc.resetStream(str, ErrCodeRequestRejected)
 			continue
 		}
 		sc.active++
@@ -314,27 +379,42 @@ func (sc *serverConn) requestDone() {
 // the requests in flight, and closes the connection.
 func (sc *serverConn) shutdown() {
 	sc.mu.Lock()
-	if !sc.goaway {
+	first := !sc.goaway
+	if first {
 		sc.goaway = true
 		if sc.accepted {
 			sc.goawayID = sc.lastID + 4
 		}
-		sc.mu.Unlock()
-		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(sc.goawayID)))
-		sc.mu.Lock()
 	}
-	go func() {
-		<-sc.qc.Context().Done()
+	id := sc.goawayID
+	sc.mu.Unlock()
+	sc.closeAfterGoaway(id, first)
+}
+
+// closeAfterGoaway closes the connection gracefully (RFC 9114, Section
+// 5.2): it sends GOAWAY with id (if send), lets the requests below id
+// finish and their responses (and the GOAWAY) arrive, and closes the
+// connection with H3_NO_ERROR, leaving the client a moment to close it
+// first. The requests from id on are rejected (serve) and the client
+// retries them elsewhere.
+func (sc *serverConn) closeAfterGoaway(id quic.StreamID, send bool) {
+	if send {
+		sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(id)))
+	}
+	stop := context.AfterFunc(sc.qc.Context(), func() {
 		sc.mu.Lock()
 		sc.idle.Broadcast()
 		sc.mu.Unlock()
-	}()
+	})
+	defer stop()
+	sc.mu.Lock()
 	for sc.active > 0 && sc.qc.Context().Err() == nil {
 		sc.idle.Wait()
 	}
 	sc.mu.Unlock()
-	// The responses are written; wait until they arrived before the
-	// CONNECTION_CLOSE, which would discard what is still in flight.
+	// The responses and the GOAWAY are written; wait until they arrived
+	// before the CONNECTION_CLOSE, which would discard what is still in
+	// flight.
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
 	sc.qc.Drain(ctx)
 	cancel()
@@ -364,6 +444,7 @@ const shutdownDrainTimeout = 5 * time.Second
 
 // handleRequest serves one request stream (RFC 9114, Section 4.1).
 func (sc *serverConn) handleRequest(str *quic.Stream) {
+	defer sc.srv.handlers.Add(-1) // counted by acquireHandler
 	ctx, cancel := context.WithCancel(str.Context())
 	defer cancel()
 	br := readerPool.Get().(*bufio.Reader)
@@ -379,22 +460,8 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			readerPool.Put(br)
 		}
 	}()
-	f, err := readHeadersFrame(sc.connection, br)
-	if err == errHeadersTooLarge {
-		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
-		return
-	}
-	if err != nil {
-		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
-		return
-	}
-	fields, err := sc.decodeHeaders(ctx, str.StreamID(), f.Payload)
-	if err == errHeadersTooLarge {
-		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
-		return
-	}
-	if err != nil {
-		sc.streamFailed(str, err, ErrCodeRequestIncomplete)
+	fields, ok := sc.readRequestHeader(ctx, str, br)
+	if !ok {
 		return
 	}
 	probeEnd(str, br)
@@ -434,7 +501,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			// (the package never writes to the global logger).
 			w.streamed = true // keep the pooled buffers away from a racing writer
 			pooled = false
-			resetStream(str, ErrCodeInternalError)
+			sc.resetStream(str, ErrCodeInternalError)
 			req.Body.Close()
 		}
 	}()
@@ -471,7 +538,7 @@ func (sc *serverConn) streamFailed(str *quic.Stream, err error, code ErrCode) {
 	} else {
 		sc.fail(err)
 	}
-	resetStream(str, code)
+	sc.resetStream(str, code)
 }
 
 // respondError sends a bodiless response with status code and ends the
@@ -482,110 +549,7 @@ func (sc *serverConn) respondError(str *quic.Stream, code int) {
 		str.Write(b)
 	}
 	str.CloseWrite()
-	str.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
-}
-
-// newRequest builds the http.Request from a decoded header section,
-// checking the rules of RFC 9114, Section 4.3.1.
-func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufio.Reader, fields []qpack.HeaderField) (*http.Request, error) {
-	p, h, err := splitFields(fields, ":method", ":scheme", ":authority", ":path", ":protocol")
-	if err != nil {
-		return nil, err
-	}
-	if !p.has(":method") || p.method == "" {
-		return nil, streamError(ErrCodeMessageError, "missing :method")
-	}
-	if p.has(":protocol") {
-		// Extended CONNECT (RFC 9220, Section 3; RFC 8441, Section 4): only
-		// with CONNECT, only if we sent SETTINGS_ENABLE_CONNECT_PROTOCOL,
-		// and with :scheme, :path and :authority.
-		if p.method != http.MethodConnect || !sc.ours.EnableConnectProtocol || p.protocol == "" {
-			return nil, streamError(ErrCodeMessageError, "unexpected :protocol")
-		}
-		if !p.has(":scheme") || p.path == "" || p.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "extended CONNECT without :scheme, :path or :authority")
-		}
-	}
-	var u *url.URL
-	requestURI := p.path
-	if p.method == http.MethodConnect && !p.has(":protocol") {
-		// "The :scheme and :path pseudo-header fields are omitted" and
-		// ":authority ... MUST" be present (Section 4.4).
-		if p.has(":scheme") || p.has(":path") || p.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
-		}
-		u = &url.URL{Host: p.authority}
-		requestURI = p.authority
-	} else {
-		// "All HTTP/3 requests MUST include exactly one value for the
-		// :method, :scheme, and :path pseudo-header fields, unless the
-		// request is a CONNECT request" (Section 4.3.1).
-		if !p.has(":scheme") || !p.has(":path") || p.path == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
-		}
-		// "If the :scheme pseudo-header field identifies a scheme that
-		// has a mandatory authority component (including "http" and
-		// "https"), the request MUST contain either an :authority
-		// pseudo-header field or a Host header field."
-		if (p.scheme == "http" || p.scheme == "https") && p.authority == "" && h.Get("Host") == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :authority and host")
-		}
-		if p.has(":authority") && len(h["Host"]) > 0 && h.Get("Host") != p.authority {
-			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
-		}
-		if p.path == "*" && p.method == http.MethodOptions {
-			u = &url.URL{Path: "*"}
-		} else if u, err = url.ParseRequestURI(p.path); err != nil {
-			return nil, streamError(ErrCodeMessageError, "invalid :path %q", p.path)
-		}
-	}
-	host := p.authority
-	if host == "" {
-		host = h.Get("Host")
-	}
-	h.Del("Host")
-	if p.has(":protocol") {
-		h[":protocol"] = []string{p.protocol} // as net/http's HTTP/2 server does
-	}
-	cl, err := parseContentLength(h)
-	if err != nil {
-		return nil, err
-	}
-	req := &http.Request{
-		Method:        p.method,
-		URL:           u,
-		Proto:         "HTTP/3.0",
-		ProtoMajor:    3,
-		Header:        h,
-		ContentLength: cl,
-		Host:          host,
-		RemoteAddr:    sc.qc.RemoteAddr().String(),
-		RequestURI:    requestURI,
-	}
-	if tr := h.Values("Trailer"); len(tr) > 0 {
-		req.Trailer = make(http.Header)
-		for _, v := range tr {
-			for _, k := range strings.Split(v, ",") {
-				if k = textprotoKey(k); k != "" {
-					req.Trailer[k] = nil
-				}
-			}
-		}
-	}
-	req.TLS = sc.tlsState()
-	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: cl, trailer: &req.Trailer}
-	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
-	return req.WithContext(ctx), nil
-}
-
-// textprotoKey canonicalizes a header key from a list like the Trailer
-// header's.
-func textprotoKey(k string) string {
-	k = strings.TrimSpace(k)
-	if k == "" {
-		return ""
-	}
-	return http.CanonicalHeaderKey(k)
+	sc.stopReading(str, ErrCodeNoError)
 }
 
 // probeEnd checks, without blocking, whether the request stream already

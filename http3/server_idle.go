@@ -1,10 +1,6 @@
 package http3
 
-import (
-	"time"
-
-	"github.com/quicstack/quic"
-)
+import "time"
 
 // startIdleTimer arms Server.IdleTimeout for a connection that has no
 // request in progress. sc.mu held.
@@ -27,23 +23,24 @@ func (sc *serverConn) stopIdleTimer() {
 	}
 }
 
-// idleTimeout closes the connection if it is still idle. A GOAWAY first
-// tells the client that no request was lost (RFC 9114, Section 5.2), and
-// the close itself uses H3_NO_ERROR.
+// idleTimeout closes the connection if it is still idle, gracefully: a
+// GOAWAY first ("Servers SHOULD send a GOAWAY frame when the closing of a
+// connection is known in advance, even if the advance notice is small, so
+// that the remote peer can know whether or not a request has been
+// partially processed", RFC 9114, Section 5.2), which must arrive before
+// the CONNECTION_CLOSE, and requests that raced it are rejected for the
+// client to retry (closeAfterGoaway).
 func (sc *serverConn) idleTimeout() {
 	sc.mu.Lock()
-	idle := sc.active == 0
-	if idle && !sc.goaway {
-		sc.goaway = true
-		if sc.accepted {
-			sc.goawayID = sc.lastID + 4
-		}
+	if sc.active > 0 || sc.goaway {
+		sc.mu.Unlock()
+		return
+	}
+	sc.goaway = true
+	if sc.accepted {
+		sc.goawayID = sc.lastID + 4
 	}
 	id := sc.goawayID
 	sc.mu.Unlock()
-	if !idle {
-		return
-	}
-	sc.writeControl(appendIDFrame(nil, frameGoaway, uint64(id)))
-	sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "idle")
+	sc.closeAfterGoaway(id, true)
 }

@@ -32,8 +32,10 @@ type Frame struct {
 }
 
 // ParseFrame parses the frame at the start of b into f and returns the
-// number of bytes it takes. ACK frames with more than maxAckRanges ranges
-// are rejected (maxAckRanges <= 0 means DefaultMaxAckRanges). On error, the
+// number of bytes it takes. Of an ACK frame with more than maxAckRanges
+// ranges, the highest maxAckRanges are kept in f.Ack.Ranges and the others
+// counted in f.Ack.IgnoredRanges (maxAckRanges <= 0 means
+// DefaultMaxAckRanges; see ParseAckFrame). On error, the
 // *TransportError says what the RFC requires the connection to close with
 // (RFC 9000, Section 12.4): FRAME_ENCODING_ERROR for unknown or malformed
 // frames, PROTOCOL_VIOLATION for a non-minimal frame type. Whether the frame

@@ -5,20 +5,16 @@ import (
 	"time"
 )
 
-// DefaultMaxAckRanges is the number of ACK ranges that ParseAckFrame accepts
+// DefaultMaxAckRanges is the number of ACK ranges that ParseAckFrame keeps
 // when its maxRanges argument is <= 0.
 //
-// RFC 9000 puts no limit on the ACK Range Count (Section 19.3), but every
-// range costs the receiver memory and processing, so a parser bounds it.
-// A frame with more ranges is rejected with a *TransportError whose Code is
-// FrameEncodingError and whose Reason is "too many ACK ranges"; use
-// errors.As to tell it apart from other errors. Senders, including this
-// library's, keep far fewer ranges than this bound in one frame.
+// RFC 9000 puts no limit on the ACK Range Count (Section 19.3), so a frame
+// with more ranges is legal and is not an error: the parser validates all
+// of them, keeps the highest DefaultMaxAckRanges (the most recent packets,
+// those loss detection acts on) in Ranges and counts the others in
+// IgnoredRanges. Memory stays bounded and parsing takes time linear in the
+// size of the frame. Senders, including this library's, rarely send more.
 const DefaultMaxAckRanges = 256
-
-// ackTooManyRangesReason is the Reason of the error for a frame with more
-// ranges than the parser accepts.
-const ackTooManyRangesReason = "too many ACK ranges"
 
 // An AckRange is a run of consecutive acknowledged packet numbers,
 // Smallest to Largest inclusive (RFC 9000, Section 19.3.1).
@@ -57,6 +53,14 @@ type AckFrame struct {
 	// ECN holds the ECN counts when HasECN is true; Append ignores it
 	// otherwise, and ParseAckFrame zeroes it.
 	ECN ECNCounts
+	// IgnoredRanges is the number of ranges, below those in Ranges, that
+	// ParseAckFrame validated and skipped because the frame had more than
+	// its bound (see DefaultMaxAckRanges). The frame acknowledges those
+	// packets too; a receiver that acts on Ranges alone treats them as not
+	// acknowledged by this frame, as if the peer had omitted them ("older
+	// ranges (those with the smallest packet numbers) are omitted", RFC
+	// 9000, Section 13.2.3). Append ignores it.
+	IgnoredRanges int
 }
 
 // ParseAckFrame parses the ACK frame at the start of b (RFC 9000,
@@ -67,13 +71,14 @@ type AckFrame struct {
 // whose Ranges has room for the frame's ranges does not allocate. The
 // ranges are not copied from b; b may be reused once ParseAckFrame returns.
 //
-// maxRanges bounds the number of ranges (ACK Range Count + 1) accepted;
-// maxRanges <= 0 means DefaultMaxAckRanges. A frame with more ranges is
-// rejected with a FRAME_ENCODING_ERROR with Reason "too many ACK ranges"
-// before any range is stored. A range that would reach below packet
-// number 0 is a FRAME_ENCODING_ERROR (RFC 9000, Section 19.3.1), as is a
-// truncated frame. On error, f.Ranges is left empty and the other fields of
-// f are unspecified.
+// maxRanges bounds the number of ranges stored in f.Ranges; maxRanges <= 0
+// means DefaultMaxAckRanges. The ranges of a frame with more are all
+// parsed and validated, the highest maxRanges are stored and the others
+// counted in f.IgnoredRanges, so that f.Ranges never grows beyond
+// maxRanges. A range that would reach below packet number 0 is a
+// FRAME_ENCODING_ERROR (RFC 9000, Section 19.3.1), ignored or not, as is a
+// truncated frame. On error, f.Ranges is left empty and the other fields
+// of f are unspecified.
 //
 // Parsing takes time linear in the size of the frame.
 func ParseAckFrame(b []byte, f *AckFrame, maxRanges int) (int, error) {
@@ -96,10 +101,10 @@ func ParseAckFrame(b []byte, f *AckFrame, maxRanges int) (int, error) {
 	if maxRanges <= 0 {
 		maxRanges = DefaultMaxAckRanges
 	}
-	// count+1 > maxRanges, written so that it cannot overflow.
-	if count >= uint64(maxRanges) {
-		return 0, encodingError(t, ackTooManyRangesReason)
-	}
+	// The number of ranges after the first that are stored: the others
+	// are parsed and validated but not stored. count may claim up to
+	// 2^62-1; the loop below stops at the end of b.
+	keep := uint64(maxRanges - 1)
 	// RFC 9000, Section 19.3.1: "If any computed packet number is negative,
 	// an endpoint MUST generate a connection error of type
 	// FRAME_ENCODING_ERROR." All values are below 2^62, so none of the
@@ -125,7 +130,9 @@ func ParseAckFrame(b []byte, f *AckFrame, maxRanges int) (int, error) {
 			return 0, encodingError(t, "ACK range below packet number 0")
 		}
 		smallest = largest - length
-		ranges = append(ranges, AckRange{Smallest: PacketNumber(smallest), Largest: PacketNumber(largest)})
+		if i < keep {
+			ranges = append(ranges, AckRange{Smallest: PacketNumber(smallest), Largest: PacketNumber(largest)})
+		}
 	}
 	var ecn ECNCounts
 	if t == FrameTypeAckECN {
@@ -137,6 +144,7 @@ func ParseAckFrame(b []byte, f *AckFrame, maxRanges int) (int, error) {
 		}
 	}
 	f.Ranges = ranges
+	f.IgnoredRanges = int(count - min(count, keep))
 	f.Delay = delay
 	f.HasECN = t == FrameTypeAckECN
 	f.ECN = ecn

@@ -167,45 +167,68 @@ func TestAckFrameInvalid(t *testing.T) {
 	}
 }
 
-func TestAckFrameTooManyRanges(t *testing.T) {
-	var te *TransportError
+// RFC 9000 sets no limit on the ACK Range Count (Section 19.3): a frame
+// with more ranges than the bound is parsed whole, its highest ranges are
+// kept up to the bound, the others are validated and counted, and the
+// storage never grows beyond the bound.
+func TestAckFrameManyRanges(t *testing.T) {
 	for _, bound := range []int{1, 2, 32, DefaultMaxAckRanges} {
-		ok := AckFrame{Ranges: ackTestRanges(bound, 1<<30)}
-		tooMany := AckFrame{Ranges: ackTestRanges(bound+1, 1<<30)}
 		arg := bound
 		if bound == DefaultMaxAckRanges {
 			arg = 0 // the default
 		}
-		f := AckFrame{Ranges: make([]AckRange, 0, bound)}
-		backing := &f.Ranges[:1][0]
-		if _, err := ParseAckFrame(ok.Append(nil), &f, arg); err != nil || len(f.Ranges) != bound {
-			t.Errorf("max %d: frame with %d ranges: %d ranges, %v", bound, bound, len(f.Ranges), err)
-		}
-		_, err := ParseAckFrame(tooMany.Append(nil), &f, arg)
-		if !errors.As(err, &te) || te.Code != FrameEncodingError || te.Reason != "too many ACK ranges" || te.FrameType != FrameTypeAck {
-			t.Errorf("max %d: frame with %d ranges: %v", bound, bound+1, err)
-		}
-		// Rejected before any range beyond the bound was stored: the
-		// backing array was never replaced by a larger one.
-		if cap(f.Ranges) != bound || &f.Ranges[:1][0] != backing || len(f.Ranges) != 0 {
-			t.Errorf("max %d: Ranges grew to cap %d / len %d", bound, cap(f.Ranges), len(f.Ranges))
+		for _, n := range []int{bound, bound + 1, 3*bound + 7} {
+			for _, ecn := range []bool{false, true} {
+				src := AckFrame{Ranges: ackTestRanges(n, 1<<30), Delay: 77, HasECN: ecn}
+				if ecn {
+					src.ECN = ECNCounts{ECT0: 5, ECT1: 6, CE: 7}
+				}
+				in := src.Append(nil)
+				f := AckFrame{Ranges: make([]AckRange, 0, bound)}
+				backing := &f.Ranges[:1][0]
+				m, err := ParseAckFrame(in, &f, arg)
+				if err != nil || m != len(in) {
+					t.Fatalf("max %d: frame with %d ranges: %d of %d bytes, %v", bound, n, m, len(in), err)
+				}
+				want := src
+				want.Ranges = src.Ranges[:min(n, bound)]
+				if !ackTestEqual(&f, &want) || f.IgnoredRanges != n-len(want.Ranges) {
+					t.Errorf("max %d, %d ranges: got %d ranges (%d ignored), delay %d, ECN %v %+v",
+						bound, n, len(f.Ranges), f.IgnoredRanges, f.Delay, f.HasECN, f.ECN)
+				}
+				// Never stored beyond the bound: the backing array was not
+				// replaced by a larger one.
+				if cap(f.Ranges) != bound || &f.Ranges[:1][0] != backing {
+					t.Errorf("max %d: Ranges grew to cap %d", bound, cap(f.Ranges))
+				}
+			}
 		}
 	}
-	// An ACK_ECN frame carries its own type in the error.
-	tooMany := AckFrame{Ranges: ackTestRanges(DefaultMaxAckRanges+1, 1<<30), HasECN: true}
 	var f AckFrame
-	_, err := ParseAckFrame(tooMany.Append(nil), &f, -1)
-	if !errors.As(err, &te) || te.Code != FrameEncodingError || te.FrameType != FrameTypeAckECN {
-		t.Errorf("ACK_ECN with too many ranges: %v", err)
+	// An ignored range is validated all the same: one reaching below
+	// packet number 0 is a FRAME_ENCODING_ERROR (RFC 9000, Section 19.3.1).
+	// Largest 1000, 40 ranges after the first of one packet each, the
+	// last 2,000 packets long.
+	in := []byte{0x02, 0x43, 0xe8, 0x00, 40, 0x00}
+	for range 39 {
+		in = append(in, 0x00, 0x00)
 	}
+	in = append(in, 0x00, 0x47, 0xd0)
+	_, err := ParseAckFrame(in, &f, 8)
+	ft1WantCode(t, err, FrameEncodingError, "ignored range below 0")
 	// A huge bound does not make a frame claiming many ranges expensive:
 	// parsing stops at the end of the input.
 	_, err = ParseAckFrame(ft1Hex(t, "02 05 00 bfffffff 00 0000"), &f, math.MaxInt)
 	ft1WantCode(t, err, FrameEncodingError, "count beyond input")
+	_, err = ParseAckFrame(ft1Hex(t, "02 05 00 bfffffff 00 0000"), &f, 0)
+	ft1WantCode(t, err, FrameEncodingError, "count beyond input, default bound")
 	// Many ranges with a large bound parse in linear time.
 	many := AckFrame{Ranges: ackTestRanges(20000, 1<<50)}
-	if _, err := ParseAckFrame(many.Append(nil), &f, 1<<20); err != nil || len(f.Ranges) != 20000 {
+	if _, err := ParseAckFrame(many.Append(nil), &f, 1<<20); err != nil || len(f.Ranges) != 20000 || f.IgnoredRanges != 0 {
 		t.Errorf("20000 ranges: %d, %v", len(f.Ranges), err)
+	}
+	if _, err := ParseAckFrame(many.Append(nil), &f, 0); err != nil || len(f.Ranges) != DefaultMaxAckRanges || f.IgnoredRanges != 20000-DefaultMaxAckRanges {
+		t.Errorf("20000 ranges, default bound: %d kept, %d ignored, %v", len(f.Ranges), f.IgnoredRanges, err)
 	}
 }
 
@@ -339,6 +362,7 @@ func FuzzParseAckFrame(f *testing.F) {
 		{Ranges: []AckRange{{0, 0}}},
 		{Ranges: []AckRange{{8, 10}, {2, 5}}, Delay: 100, HasECN: true, ECN: ECNCounts{1, 2, 64}},
 		{Ranges: ackTestRanges(5, 1000)},
+		{Ranges: ackTestRanges(DefaultMaxAckRanges+40, 1<<40), HasECN: true},
 		{Ranges: []AckRange{{0, MaxPacketNumber}}, Delay: MaxVarint},
 	} {
 		f.Add(fr.Append(nil))
@@ -367,13 +391,15 @@ func FuzzParseAckFrame(f *testing.F) {
 			t.Fatalf("Append wrote %d bytes, EncodedLen %d, parsed %d", len(enc), a.EncodedLen(), n)
 		}
 		m, err := ParseAckFrame(enc, &b, 0)
-		if err != nil || m != len(enc) || !ackTestEqual(&a, &b) {
+		if err != nil || m != len(enc) || !ackTestEqual(&a, &b) || b.IgnoredRanges != 0 {
 			t.Fatalf("round trip: %+v -> %x -> %+v, %d, %v", a, enc, b, m, err)
 		}
-		// A smaller bound accepts the frame iff it has few enough ranges.
-		_, err = ParseAckFrame(in, &b, 4)
-		if (err == nil) != (len(a.Ranges) <= 4) || (err == nil && !ackTestEqual(&a, &b)) {
-			t.Fatalf("bound 4 with %d ranges: %v", len(a.Ranges), err)
+		// A smaller bound keeps the highest ranges and counts the rest.
+		total := len(a.Ranges) + a.IgnoredRanges
+		m, err = ParseAckFrame(in, &b, 4)
+		if err != nil || m != n || !slices.Equal(b.Ranges, a.Ranges[:min(4, len(a.Ranges))]) ||
+			len(b.Ranges)+b.IgnoredRanges != total || b.Delay != a.Delay || b.ECN != a.ECN {
+			t.Fatalf("bound 4 with %d ranges: %d ranges, %d ignored, %v", total, len(b.Ranges), b.IgnoredRanges, err)
 		}
 		// AcksPacket agrees with the ranges at their edges.
 		for _, r := range a.Ranges[:min(len(a.Ranges), 8)] {

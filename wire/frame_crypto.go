@@ -42,10 +42,16 @@ func ParseCryptoFrame(b []byte) (CryptoFrame, int, error) {
 // Append appends the CRYPTO frame (RFC 9000, Section 19.6). It panics if
 // Offset is above 2^62-1.
 func (f CryptoFrame) Append(b []byte) []byte {
+	return append(f.AppendHeader(b, len(f.Data)), f.Data...)
+}
+
+// AppendHeader appends what Append writes before the Crypto Data field,
+// for a frame whose n bytes of data the caller appends next (f.Data is
+// ignored). It panics where Append does.
+func (f CryptoFrame) AppendHeader(b []byte, n int) []byte {
 	b = append(b, byte(FrameTypeCrypto))
 	b = AppendVarint(b, f.Offset)
-	b = AppendVarint(b, uint64(len(f.Data)))
-	return append(b, f.Data...)
+	return AppendVarint(b, uint64(n))
 }
 
 // HeaderLen returns the number of bytes Append writes before Data.

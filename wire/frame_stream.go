@@ -75,6 +75,14 @@ func ParseStreamFrame(b []byte) (StreamFrame, int, error) {
 // Append appends the STREAM frame (RFC 9000, Section 19.8). It panics if
 // StreamID is negative or above 2^62-1 or Offset is above 2^62-1.
 func (f StreamFrame) Append(b []byte) []byte {
+	return append(f.AppendHeader(b, len(f.Data)), f.Data...)
+}
+
+// AppendHeader appends what Append writes before the Stream Data field,
+// for a frame whose n bytes of data the caller appends next (f.Data is
+// ignored): a sender can copy the data straight from its buffers into the
+// packet. It panics where Append does.
+func (f StreamFrame) AppendHeader(b []byte, n int) []byte {
 	t := FrameTypeStream
 	if f.Offset != 0 {
 		t |= streamFlagOff
@@ -91,9 +99,9 @@ func (f StreamFrame) Append(b []byte) []byte {
 		b = AppendVarint(b, f.Offset)
 	}
 	if f.HasLength {
-		b = AppendVarint(b, uint64(len(f.Data)))
+		b = AppendVarint(b, uint64(n))
 	}
-	return append(b, f.Data...)
+	return b
 }
 
 // HeaderLen returns the number of bytes Append writes before Data: the

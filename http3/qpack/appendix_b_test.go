@@ -95,7 +95,7 @@ func TestAppendixBEncoder(t *testing.T) {
 	if err := e.HandleDecoderStream(unhex(t, exB2Decoder)); err != nil {
 		t.Fatal(err)
 	}
-	if e.table.knownReceived != 2 || e.BlockedStreams() != 0 || len(e.table.sections) != 0 {
+	if e.table.knownReceived != 2 || e.BlockedStreams() != 0 || e.table.numSections != 0 {
 		t.Errorf("B.2 after ack: Known Received Count %d, blocked %d", e.table.knownReceived, e.BlockedStreams())
 	}
 
@@ -136,8 +136,8 @@ func TestAppendixBEncoder(t *testing.T) {
 	if err := e.HandleDecoderStream(unhex(t, exB4Decoder)); err != nil {
 		t.Fatal(err)
 	}
-	if e.table.entry(2).refs != 0 || len(e.table.sections) != 0 || e.table.knownReceived != 3 {
-		t.Errorf("B.4 after cancel: refs %d, sections %d, KRC %d", e.table.entry(2).refs, len(e.table.sections), e.table.knownReceived)
+	if e.table.entry(2).refs != 0 || e.table.numSections != 0 || e.table.knownReceived != 3 {
+		t.Errorf("B.4 after cancel: refs %d, sections %d, KRC %d", e.table.entry(2).refs, e.table.numSections, e.table.knownReceived)
 	}
 
 	// B.5: "The encoder inserts another header into the dynamic table,

@@ -1,5 +1,7 @@
 package qpack
 
+import "strconv"
+
 // DefaultMaxFieldSectionSize is the decoded field section size limit (RFC
 // 9114, Section 4.2.2; RFC 9204, Section 7.4) a Decoder applies when
 // DecoderConfig.MaxFieldSectionSize is zero: 1 MiB, as net/http's
@@ -26,6 +28,34 @@ type DecoderConfig struct {
 	// advertises it as SETTINGS_MAX_FIELD_SECTION_SIZE. Zero means
 	// DefaultMaxFieldSectionSize.
 	MaxFieldSectionSize uint64
+
+	// ValidName and ValidValue, if not nil, check the name and the value
+	// of each field line decoded: a field section with a line they
+	// refuse fails with an *InvalidFieldError, once it has been processed
+	// and acknowledged like any other (the dynamic table state stays in
+	// step). A dynamic table entry is checked once, when it is inserted,
+	// and the result kept with it, so that a section that references an
+	// entry many times costs no more than its references; literals and
+	// static table entries (short ones) are checked where they occur. An
+	// HTTP/3 endpoint puts the field syntax of RFC 9114, Section 4.2 here.
+	ValidName, ValidValue func(string) bool
+}
+
+// An InvalidFieldError reports a decoded field line that
+// DecoderConfig.ValidName or ValidValue refused. The field section was
+// processed and acknowledged; the HTTP/3 layer treats the message as
+// malformed (RFC 9114, Section 4.1.2: "the inclusion of invalid characters
+// in field names or values").
+type InvalidFieldError struct {
+	Name  string // the field name (the refused one if Value is false)
+	Value bool   // the value was refused, not the name
+}
+
+func (e *InvalidFieldError) Error() string {
+	if e.Value {
+		return "qpack: invalid value of field " + strconv.Quote(e.Name)
+	}
+	return "qpack: invalid field name " + strconv.Quote(e.Name)
 }
 
 // Decoder decompresses field sections (RFC 9204, Section 2.2) for one
@@ -39,7 +69,9 @@ type DecoderConfig struct {
 // 3.75 times its decoded length, and an entry larger than the capacity is
 // refused as soon as its length is known), blocked streams by
 // MaxBlockedStreams records of 16 bytes (the blocked field sections stay
-// with the caller), and a decoded field section by MaxFieldSectionSize.
+// with the caller) plus 8 bytes for each unblocked stream AppendUnblocked
+// has not reported yet, and a decoded field section by
+// MaxFieldSectionSize.
 //
 // A Decoder is not safe for concurrent use.
 type Decoder struct {
@@ -50,15 +82,22 @@ type Decoder struct {
 	maxSection uint64
 	maxEntries uint64 // Section 4.5.1.1: floor(MaxTableCapacity / 32)
 
+	validName, validValue func(string) bool
+
 	// knownReceived is the decoder's view of the encoder's Known Received
 	// Count (Section 2.1.4): the insertions it has acknowledged so far,
 	// explicitly or through Section Acknowledgments.
 	knownReceived uint64
 
-	blocked []blockedStream
-	out     []byte // decoder instructions not yet taken by the caller
-	partial []byte // an incomplete encoder instruction
-	err     error  // the encoder stream failed; sticky
+	// blocked are the streams whose field section waits for insertions
+	// (Section 2.2.1); unblocked those the encoder stream has since
+	// unblocked and AppendUnblocked has not reported yet. Only blocked
+	// counts against MaxBlockedStreams.
+	blocked   []blockedStream
+	unblocked []uint64
+	out       []byte // decoder instructions not yet taken by the caller
+	partial   []byte // an incomplete encoder instruction
+	err       error  // the encoder stream failed; sticky
 
 	// Scratch space for DecodeFieldSection: literal bytes and where they
 	// belong.
@@ -79,6 +118,7 @@ type literalSpan struct {
 	i                    int // index of the field line in dst
 	nameStart, nameEnd   int
 	valueStart, valueEnd int
+	litName, litValue    bool // the name, the value is a literal (maybe empty)
 }
 
 // maxScratchRetained is the largest literal buffer a Decoder keeps between
@@ -95,6 +135,8 @@ func NewDecoder(cfg DecoderConfig) *Decoder {
 		maxBlocked: cfg.MaxBlockedStreams,
 		maxSection: cfg.MaxFieldSectionSize,
 		maxEntries: cfg.MaxTableCapacity / entryOverhead,
+		validName:  cfg.ValidName,
+		validValue: cfg.ValidValue,
 	}
 	if d.maxSection == 0 {
 		d.maxSection = DefaultMaxFieldSectionSize
@@ -141,31 +183,54 @@ func (d *Decoder) CancelStream(streamID uint64) {
 // AppendUnblocked appends to dst the streams that were blocked and whose
 // field sections can now be decoded, forgets them, and returns the extended
 // slice. The caller calls DecodeFieldSection again for each; it is useful
-// after HandleEncoderStream.
+// after HandleEncoderStream. A stream stops counting as blocked as soon as
+// HandleEncoderStream has received the insertions it waits for, whether
+// or not this reports it; a caller that decodes blocked sections again
+// by other means should still call it from time to time (or CancelStream
+// the streams it abandons), since the streams not yet reported are kept
+// for it.
 func (d *Decoder) AppendUnblocked(dst []uint64) []uint64 {
+	d.releaseBlocked()
+	dst = append(dst, d.unblocked...)
+	d.unblocked = d.unblocked[:0]
+	return dst
+}
+
+// releaseBlocked moves the streams whose Required Insert Count the Insert
+// Count has reached from blocked to unblocked: "When the Required Insert
+// Count is less than or equal to the decoder's Insert Count, the field
+// section can be processed immediately." (Section 2.2.1)
+func (d *Decoder) releaseBlocked() {
 	ic := d.table.insertCount()
 	j := 0
 	for _, b := range d.blocked {
 		if b.ric <= ic {
-			dst = append(dst, b.stream)
+			d.unblocked = append(d.unblocked, b.stream)
 			continue
 		}
 		d.blocked[j] = b
 		j++
 	}
 	d.blocked = d.blocked[:j]
-	return dst
 }
 
 // BlockedStreams returns the number of streams currently blocked (RFC 9204,
-// Section 2.2.1); it never exceeds MaxBlockedStreams.
+// Section 2.2.1): waiting for insertions the encoder stream has not
+// delivered yet. It never exceeds MaxBlockedStreams.
 func (d *Decoder) BlockedStreams() int { return len(d.blocked) }
 
+// unblock forgets stream as blocked or unblocked.
 func (d *Decoder) unblock(stream uint64) {
 	for i, b := range d.blocked {
 		if b.stream == stream {
 			d.blocked = append(d.blocked[:i], d.blocked[i+1:]...)
-			return
+			break
+		}
+	}
+	for i, s := range d.unblocked {
+		if s == stream {
+			d.unblocked = append(d.unblocked[:i], d.unblocked[i+1:]...)
+			break
 		}
 	}
 }
@@ -183,8 +248,10 @@ func (d *Decoder) unblock(stream uint64) {
 // (Section 2.1.2)
 //
 // A section larger than MaxFieldSectionSize returns dst unchanged and
-// ErrFieldSectionTooLarge. Any malformed input returns an *Error with Code
-// ErrDecompressionFailed.
+// ErrFieldSectionTooLarge; one with a field line that ValidName or
+// ValidValue refuses returns dst unchanged and an *InvalidFieldError. Both
+// are processed and acknowledged first. Any malformed input returns an
+// *Error with Code ErrDecompressionFailed.
 //
 // Names and values from the tables share the tables' strings; all literal
 // strings of one section share a single allocation, so decoding a section
@@ -217,7 +284,7 @@ func (d *Decoder) DecodeFieldSection(streamID uint64, b []byte, dst []HeaderFiel
 	d.unblock(streamID)
 	start := len(dst)
 	dst, maxRef, err := d.decodeLines(b[n:], ric, base, dst)
-	if err != nil && err != ErrFieldSectionTooLarge {
+	if _, invalid := err.(*InvalidFieldError); err != nil && err != ErrFieldSectionTooLarge && !invalid {
 		return dst[:start], err
 	}
 	if d.strictRIC && ric > 0 && maxRef+1 != ric {
@@ -340,6 +407,29 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 		}
 		return e, nil
 	}
+	// bad is the first field line ValidName or ValidValue refused; a
+	// dynamic entry's result was kept when it was inserted.
+	var bad *InvalidFieldError
+	check := d.validName != nil || d.validValue != nil
+	refuse := func(name string, value bool) {
+		if bad == nil {
+			bad = &InvalidFieldError{Name: name, Value: value}
+		}
+	}
+	checkStatic := func(name, value string, withValue bool) {
+		if d.validName != nil && !d.validName(name) {
+			refuse(name, false)
+		} else if withValue && d.validValue != nil && !d.validValue(value) {
+			refuse(name, true)
+		}
+	}
+	checkEntry := func(e *dynEntry, withValue bool) {
+		if e.invalid&invalidName != 0 {
+			refuse(e.name, false)
+		} else if withValue && e.invalid&invalidValue != 0 {
+			refuse(e.name, true)
+		}
+	}
 	for len(b) > 0 {
 		var name, value string
 		never := false
@@ -358,12 +448,16 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 					return dst, 0, decompressionFailed("invalid static table index")
 				}
 				name, value = staticTable[idx].name, staticTable[idx].value
+				if check {
+					checkStatic(name, value, true)
+				}
 			} else {
 				e, err := resolve(idx, false)
 				if err != nil {
 					return dst, 0, err
 				}
 				name, value = e.name, e.value
+				checkEntry(e, true)
 			}
 		case c&0x40 != 0:
 			// Literal Field Line with Name Reference (Section 4.5.4).
@@ -378,13 +472,18 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 					return dst, 0, decompressionFailed("invalid static table index")
 				}
 				name = staticTable[idx].name
+				if check {
+					checkStatic(name, "", false)
+				}
 			} else {
 				e, err := resolve(idx, false)
 				if err != nil {
 					return dst, 0, err
 				}
 				name = e.name
+				checkEntry(e, false)
 			}
+			span.litValue = true
 			if b, err = d.readLiteral(b, 8, &span.valueStart, &span.valueEnd, tooLarge); err != nil {
 				return dst, 0, err
 			}
@@ -392,9 +491,11 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 			// Literal Field Line with Literal Name (Section 4.5.6).
 			never = c&0x10 != 0
 			var err error
+			span.litName = true
 			if b, err = d.readLiteral(b, 4, &span.nameStart, &span.nameEnd, tooLarge); err != nil {
 				return dst, 0, err
 			}
+			span.litValue = true
 			if b, err = d.readLiteral(b, 8, &span.valueStart, &span.valueEnd, tooLarge); err != nil {
 				return dst, 0, err
 			}
@@ -410,6 +511,7 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 				return dst, 0, err
 			}
 			name, value = e.name, e.value
+			checkEntry(e, true)
 		default:
 			// Literal Field Line with Post-Base Name Reference (Section
 			// 4.5.5).
@@ -424,6 +526,8 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 				return dst, 0, err
 			}
 			name = e.name
+			checkEntry(e, false)
+			span.litValue = true
 			if b, err = d.readLiteral(b, 8, &span.valueStart, &span.valueEnd, tooLarge); err != nil {
 				return dst, 0, err
 			}
@@ -436,7 +540,7 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 		if tooLarge {
 			continue
 		}
-		if span.nameEnd > span.nameStart || span.valueEnd > span.valueStart {
+		if span.litName || span.litValue {
 			span.i = len(dst)
 			d.spans = append(d.spans, span)
 		}
@@ -460,6 +564,21 @@ func (d *Decoder) decodeLines(b []byte, ric, base uint64, dst []HeaderField) ([]
 		}
 	}
 	d.trimScratch()
+	if check {
+		// Literal names and values, each checked once, paid for by its
+		// own bytes.
+		for _, sp := range d.spans {
+			f := &dst[sp.i]
+			if sp.litName && d.validName != nil && !d.validName(f.Name) {
+				refuse(f.Name, false)
+			} else if sp.litValue && d.validValue != nil && !d.validValue(f.Value) {
+				refuse(f.Name, true)
+			}
+		}
+	}
+	if bad != nil {
+		return dst[:start], maxRef, bad
+	}
 	return dst, maxRef, nil
 }
 
@@ -530,6 +649,9 @@ func (d *Decoder) HandleEncoderStream(b []byte) error {
 		buf = buf[n:]
 	}
 	d.partial = keepPartial(d.partial, buf)
+	if len(d.blocked) > 0 {
+		d.releaseBlocked()
+	}
 	return nil
 }
 
@@ -561,6 +683,7 @@ func (d *Decoder) handleEncoderInstruction(b []byte) (int, error) {
 			return 0, encoderIntError(err)
 		}
 		var name string
+		nameInvalid := uint8(0)
 		if c&0x40 != 0 {
 			// "If this index is received on the encoder stream, this MUST be
 			// treated as a connection error of type
@@ -569,18 +692,22 @@ func (d *Decoder) handleEncoderInstruction(b []byte) (int, error) {
 				return 0, encoderStreamError("invalid static table index")
 			}
 			name = staticTable[idx].name
+			if d.validName != nil && !d.validName(name) {
+				nameInvalid = invalidName
+			}
 		} else {
 			e, err := d.relativeEntry(idx)
 			if err != nil {
 				return 0, err
 			}
-			name = e.name
+			// The name was checked when its entry was inserted.
+			name, nameInvalid = e.name, e.invalid&invalidName
 		}
 		value, m, err := d.readInsertString(b[n:], 8, uint64(len(name)))
 		if err != nil {
 			return 0, err
 		}
-		d.insert(name, value)
+		d.insert(name, value, nameInvalid)
 		return n + m, nil
 	case c&0x40 != 0:
 		// Insert with Literal Name (Section 4.3.3). Both strings are
@@ -619,7 +746,11 @@ func (d *Decoder) handleEncoderInstruction(b []byte) (int, error) {
 		if err := d.checkEntrySize(uint64(len(name)), uint64(len(value))); err != nil {
 			return 0, err
 		}
-		d.insert(name, value)
+		nameInvalid := uint8(0)
+		if d.validName != nil && !d.validName(name) {
+			nameInvalid = invalidName
+		}
+		d.insert(name, value, nameInvalid)
 		return h1 + int(ln) + h2 + int(lv), nil
 	case c&0x20 != 0:
 		// Set Dynamic Table Capacity (Section 4.3.1).
@@ -648,7 +779,8 @@ func (d *Decoder) handleEncoderInstruction(b []byte) (int, error) {
 		if err := d.checkEntrySize(uint64(len(e.name)), uint64(len(e.value))); err != nil {
 			return 0, err
 		}
-		d.insert(e.name, e.value)
+		name, value, invalid := e.name, e.value, e.invalid
+		d.table.entry(d.table.insert(name, value)).invalid = invalid
 		return n, nil
 	}
 }
@@ -713,9 +845,15 @@ func decodeInsertString(data []byte, huff bool) (string, error) {
 	return string(out), nil
 }
 
-// insert adds an entry received on the encoder stream.
-func (d *Decoder) insert(name, value string) {
-	d.table.insert(name, value)
+// insert adds an entry received on the encoder stream whose name was
+// checked (nameInvalid is invalidName if ValidName refused it), and
+// checks its value.
+func (d *Decoder) insert(name, value string, nameInvalid uint8) {
+	invalid := nameInvalid
+	if d.validValue != nil && !d.validValue(value) {
+		invalid |= invalidValue
+	}
+	d.table.entry(d.table.insert(name, value)).invalid = invalid
 }
 
 func encoderIntError(err error) error {

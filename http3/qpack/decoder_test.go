@@ -304,3 +304,111 @@ func TestDecoderPartialBufferShrinks(t *testing.T) {
 		t.Errorf("%v, partial %d, capacity %d", err, len(d.partial), d.table.capacity)
 	}
 }
+
+// Defect 13 of issue 22: "When the Required Insert Count is less than or
+// equal to the decoder's Insert Count, the field section can be processed
+// immediately" (RFC 9204, Section 2.2.1): a stream stops counting as
+// blocked once the encoder stream has delivered what it waits for, even
+// before the caller decodes its section again, so that a conforming
+// encoder's next blocking section on another stream is within
+// SETTINGS_QPACK_BLOCKED_STREAMS (Section 2.1.2).
+func TestDecoderUnblockedStreamStopsCounting(t *testing.T) {
+	p := newPair(t, 4096, 1)
+	sec0 := p.enc.EncodeFieldSection(nil, 0, []HeaderField{{Name: "user-agent", Value: "one"}})
+	ins0 := p.enc.AppendEncoderStream(nil)
+	if _, err := p.dec.DecodeFieldSection(0, sec0, nil); err != ErrBlocked {
+		t.Fatalf("stream 0: %v, want ErrBlocked", err)
+	}
+	if err := p.dec.HandleEncoderStream(ins0); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.dec.BlockedStreams(); n != 0 {
+		t.Errorf("%d streams counted as blocked after the encoder stream unblocked stream 0", n)
+	}
+	// The encoder learns of the insertion (Insert Count Increment) and
+	// may block one stream again.
+	if err := p.enc.HandleDecoderStream(p.dec.AppendDecoderStream(nil)); err != nil {
+		t.Fatal(err)
+	}
+	sec4 := p.enc.EncodeFieldSection(nil, 4, []HeaderField{{Name: "user-agent", Value: "two"}})
+	p.enc.AppendEncoderStream(nil) // delayed
+	if sec4[0] == 0 {
+		t.Fatal("stream 4's section does not reference the dynamic table")
+	}
+	if _, err := p.dec.DecodeFieldSection(4, sec4, nil); err != ErrBlocked {
+		t.Fatalf("stream 4: %v, want ErrBlocked within the limit of 1", err)
+	}
+	// Stream 0 decodes as ever, and is reported unblocked once.
+	if u := p.dec.AppendUnblocked(nil); len(u) != 1 || u[0] != 0 {
+		t.Errorf("unblocked %v, want [0]", u)
+	}
+	got, err := p.dec.DecodeFieldSection(0, sec0, nil)
+	if err != nil || len(got) != 1 || got[0].Value != "one" {
+		t.Fatalf("stream 0: %v, %v", got, err)
+	}
+}
+
+// Defect 19 of issue 22: DecoderConfig's ValidName and ValidValue check a
+// dynamic table entry once, when it is inserted, and keep the result, so
+// that a field section referencing a 4 KB entry 255 times costs its 255
+// references and not a megabyte of checking. Literals and static entries
+// are checked where they occur. A field line they refuse fails the
+// section with an *InvalidFieldError once it has been processed and
+// acknowledged, as ErrFieldSectionTooLarge does.
+func TestDecoderChecksDynamicEntriesOnce(t *testing.T) {
+	big := strings.Repeat("v", 4000)
+	checked := map[string]int{}
+	valid := func(s string) bool {
+		checked[s]++
+		return !strings.Contains(s, "\n")
+	}
+	d := NewDecoder(DecoderConfig{MaxTableCapacity: 4096, MaxBlockedStreams: 1, ValidName: valid, ValidValue: valid})
+	// Set Dynamic Table Capacity 4096, Insert With Literal Name
+	// "x-big: <4000 bytes>".
+	ins := appendInt(nil, 5, 0x20, 4096)
+	ins = appendString(ins, 6, 0x40, "x-big", false)
+	ins = appendString(ins, 8, 0, big, false)
+	if err := d.HandleEncoderStream(ins); err != nil {
+		t.Fatal(err)
+	}
+	if checked["x-big"] != 1 || checked[big] != 1 {
+		t.Fatalf("at insertion: name checked %d times, value %d times", checked["x-big"], checked[big])
+	}
+	// Required Insert Count 1, Base 1, then 255 Indexed Field Lines of
+	// relative index 0 and a literal.
+	sec := []byte{0x02, 0x00}
+	for range 255 {
+		sec = append(sec, 0x80)
+	}
+	sec = appendLiteralName(sec, "x-lit", "ok", false, false)
+	got, err := d.DecodeFieldSection(0, sec, nil)
+	if err != nil || len(got) != 256 || got[254].Value != big {
+		t.Fatalf("decoded %d fields, %v", len(got), err)
+	}
+	if checked["x-big"] != 1 || checked[big] != 1 || checked["x-lit"] != 1 || checked["ok"] != 1 {
+		t.Errorf("after 255 references: entry name checked %d times, value %d; literal %d, %d",
+			checked["x-big"], checked[big], checked["x-lit"], checked["ok"])
+	}
+	// An entry with a refused value fails each section that references
+	// it, after the section is acknowledged.
+	ins = appendString(nil, 6, 0x40, "x-bad", false)
+	ins = appendString(ins, 8, 0, "a\nb", false)
+	if err := d.HandleEncoderStream(ins); err != nil {
+		t.Fatal(err)
+	}
+	d.AppendDecoderStream(nil)
+	for _, sec := range [][]byte{
+		{0x03, 0x00, 0x80}, // indexed: the entry x-bad
+		append([]byte{0x03, 0x00}, appendLiteralName(nil, "x-\n", "v", false, false)...),     // literal name
+		append([]byte{0x00, 0x00}, appendLiteralStaticName(nil, 2, "a\nb", false, false)...), // static name, literal value
+	} {
+		_, err := d.DecodeFieldSection(4, sec, nil)
+		var fe *InvalidFieldError
+		if !errors.As(err, &fe) {
+			t.Fatalf("section %x: %v, want an *InvalidFieldError", sec, err)
+		}
+		if ack := d.AppendDecoderStream(nil); sec[0] != 0 && !bytes.Equal(ack, []byte{0x84}) {
+			t.Errorf("section %x: decoder stream %x, want the Section Acknowledgment 84", sec, ack)
+		}
+	}
+}

@@ -23,7 +23,16 @@ type dynEntry struct {
 	refs int32
 	// size caches entrySize(name, value).
 	size uint32
+	// invalid records what DecoderConfig.ValidName and ValidValue refused
+	// when the entry was inserted (decoder side only).
+	invalid uint8
 }
+
+// dynEntry.invalid bits.
+const (
+	invalidName uint8 = 1 << iota
+	invalidValue
+)
 
 // dynamicTable is a first-in, first-out list of entries addressed by
 // absolute index (Section 3.2.4): "The first entry inserted has an absolute
@@ -108,29 +117,55 @@ func (t *dynamicTable) setCapacity(c uint64) {
 
 // encoderTable is the encoder's copy of the dynamic table plus what it knows
 // of the decoder's progress.
+//
+// The outstanding field sections are kept by stream, and those that could
+// block (Required Insert Count above the Known Received Count) also in a
+// heap by Required Insert Count, so that every operation on them costs the
+// same however many are outstanding: adding a section, a Section
+// Acknowledgment or a Stream Cancellation (in the number of sections of
+// that stream), an Insert Count Increment (in the number of sections it
+// unblocks, times the heap's logarithm), and the count of streams that
+// could be blocked, which is kept as it changes.
 type encoderTable struct {
 	dynamicTable
 
 	// knownReceived is the Known Received Count (Section 2.1.4): "the total
 	// number of dynamic table insertions and duplications acknowledged by
-	// the decoder".
+	// the decoder". It changes only through setKnownReceived.
 	knownReceived uint64
 
-	// sections are the field sections with dynamic table references that
-	// the decoder has neither acknowledged nor cancelled, oldest first.
+	// streams holds, by stream, the field sections with dynamic table
+	// references that the decoder has neither acknowledged nor cancelled.
 	// "An encoder that uses the dynamic table has to keep track of each
 	// dynamic table entry referenced by each field section until those
 	// representations are acknowledged by the decoder" (Section 2.1.1).
-	sections []sectionRefs
+	streams     map[uint64]*streamSections
+	numSections int            // sections in streams
+	numBlocking int            // streams with a section in blocking
+	blocking    []*sectionRefs // sections with ric > knownReceived: a min-heap by ric
+
+	freeStreams  []*streamSections // recycled, so that a warm table allocates nothing
+	freeSections []*sectionRefs
+
+	// visited counts the section records examined, for tests of the
+	// bookkeeping's cost.
+	visited int
 }
 
 // sectionRefs records one unacknowledged field section: its stream, its
 // Required Insert Count (one more than its largest reference) and its
 // smallest reference, which pins that entry and every newer one.
 type sectionRefs struct {
-	stream uint64
-	ric    uint64
-	minRef uint64
+	stream  uint64
+	ric     uint64
+	minRef  uint64
+	heapIdx int // index in encoderTable.blocking; -1 if not there
+}
+
+// streamSections are the outstanding sections of one stream.
+type streamSections struct {
+	sections []*sectionRefs // oldest first
+	blocking int            // how many of them are in encoderTable.blocking
 }
 
 // canFit reports whether the oldest entries can be evicted to make room
@@ -180,15 +215,84 @@ func (t *encoderTable) drainingIndex() uint64 {
 // Insert Count and smallest referenced absolute index.
 func (t *encoderTable) addSection(stream, ric, minRef uint64) {
 	t.entry(minRef).refs++
-	t.sections = append(t.sections, sectionRefs{stream: stream, ric: ric, minRef: minRef})
+	ss := t.streams[stream]
+	if ss == nil {
+		if n := len(t.freeStreams); n > 0 {
+			ss = t.freeStreams[n-1]
+			t.freeStreams = t.freeStreams[:n-1]
+		} else {
+			ss = &streamSections{}
+		}
+		if t.streams == nil {
+			t.streams = make(map[uint64]*streamSections)
+		}
+		t.streams[stream] = ss
+	}
+	var s *sectionRefs
+	if n := len(t.freeSections); n > 0 {
+		s = t.freeSections[n-1]
+		t.freeSections = t.freeSections[:n-1]
+	} else {
+		s = &sectionRefs{}
+	}
+	*s = sectionRefs{stream: stream, ric: ric, minRef: minRef, heapIdx: -1}
+	ss.sections = append(ss.sections, s)
+	t.numSections++
+	if ric > t.knownReceived {
+		t.heapPush(s)
+		t.blockingAdded(ss)
+	}
 }
 
-func (t *encoderTable) removeSection(i int) {
-	s := t.sections[i]
+// blockingAdded and blockingRemoved count a section of ss that starts or
+// stops being able to block.
+func (t *encoderTable) blockingAdded(ss *streamSections) {
+	ss.blocking++
+	if ss.blocking == 1 {
+		t.numBlocking++
+	}
+}
+
+func (t *encoderTable) blockingRemoved(ss *streamSections) {
+	ss.blocking--
+	if ss.blocking == 0 {
+		t.numBlocking--
+	}
+}
+
+// removeSection forgets section i of ss, and ss itself (stream's) once it
+// has none left.
+func (t *encoderTable) removeSection(stream uint64, ss *streamSections, i int) {
+	s := ss.sections[i]
+	t.visited++
 	if e := t.entry(s.minRef); e != nil {
 		e.refs--
 	}
-	t.sections = append(t.sections[:i], t.sections[i+1:]...)
+	if s.heapIdx >= 0 {
+		t.heapRemove(s.heapIdx)
+		t.blockingRemoved(ss)
+	}
+	copy(ss.sections[i:], ss.sections[i+1:])
+	ss.sections[len(ss.sections)-1] = nil
+	ss.sections = ss.sections[:len(ss.sections)-1]
+	t.numSections--
+	t.freeSections = append(t.freeSections, s)
+	if len(ss.sections) == 0 {
+		delete(t.streams, stream)
+		t.freeStreams = append(t.freeStreams, ss)
+	}
+}
+
+// setKnownReceived raises the Known Received Count to k: the sections
+// whose Required Insert Count it reaches can no longer block.
+func (t *encoderTable) setKnownReceived(k uint64) {
+	t.knownReceived = k
+	for len(t.blocking) > 0 && t.blocking[0].ric <= k {
+		s := t.blocking[0]
+		t.visited++
+		t.heapRemove(0)
+		t.blockingRemoved(t.streams[s.stream])
+	}
 }
 
 // ackSection handles a Section Acknowledgment (Section 4.4.1): "The encoder
@@ -197,66 +301,101 @@ func (t *encoderTable) removeSection(i int) {
 // sent on the given stream" (Section 2.2.2.1). It reports false if there is
 // none.
 func (t *encoderTable) ackSection(stream uint64) bool {
-	for i := range t.sections {
-		if t.sections[i].stream != stream {
-			continue
-		}
-		// "If the Required Insert Count of the acknowledged field section is
-		// greater than the current Known Received Count, the Known Received
-		// Count is updated to that Required Insert Count value."
-		// (Section 2.1.4)
-		if ric := t.sections[i].ric; ric > t.knownReceived {
-			t.knownReceived = ric
-		}
-		t.removeSection(i)
-		return true
+	ss := t.streams[stream]
+	if ss == nil {
+		return false
 	}
-	return false
+	ric := ss.sections[0].ric
+	t.removeSection(stream, ss, 0)
+	// "If the Required Insert Count of the acknowledged field section is
+	// greater than the current Known Received Count, the Known Received
+	// Count is updated to that Required Insert Count value."
+	// (Section 2.1.4)
+	if ric > t.knownReceived {
+		t.setKnownReceived(ric)
+	}
+	return true
 }
 
 // cancelStream handles a Stream Cancellation (Section 4.4.2): "all
 // references to the dynamic table on that stream are no longer
 // outstanding."
 func (t *encoderTable) cancelStream(stream uint64) {
-	for i := 0; i < len(t.sections); {
-		if t.sections[i].stream == stream {
-			t.removeSection(i)
-			continue
-		}
-		i++
+	ss := t.streams[stream]
+	if ss == nil {
+		return
+	}
+	for n := len(ss.sections); n > 0; n-- {
+		t.removeSection(stream, ss, n-1)
 	}
 }
 
 // blockedStreams counts the streams that could be blocked at the decoder:
 // those with an unacknowledged field section whose Required Insert Count is
 // above the Known Received Count (Section 2.1.2).
-func (t *encoderTable) blockedStreams() int {
-	n := 0
-	for i, s := range t.sections {
-		if s.ric <= t.knownReceived {
-			continue
-		}
-		seen := false
-		for _, p := range t.sections[:i] {
-			if p.stream == s.stream && p.ric > t.knownReceived {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			n++
-		}
-	}
-	return n
-}
+func (t *encoderTable) blockedStreams() int { return t.numBlocking }
 
 // streamBlocking reports whether stream already counts as potentially
 // blocked, so that further blocking references on it cost nothing.
 func (t *encoderTable) streamBlocking(stream uint64) bool {
-	for _, s := range t.sections {
-		if s.stream == stream && s.ric > t.knownReceived {
-			return true
-		}
+	ss := t.streams[stream]
+	return ss != nil && ss.blocking > 0
+}
+
+// The blocking heap: a binary min-heap by Required Insert Count whose
+// sections know their index.
+
+func (t *encoderTable) heapPush(s *sectionRefs) {
+	s.heapIdx = len(t.blocking)
+	t.blocking = append(t.blocking, s)
+	t.heapUp(s.heapIdx)
+}
+
+// heapRemove removes the section at index i.
+func (t *encoderTable) heapRemove(i int) {
+	h := t.blocking
+	last := len(h) - 1
+	h[i].heapIdx = -1
+	if i != last {
+		h[i] = h[last]
+		h[i].heapIdx = i
 	}
-	return false
+	h[last] = nil
+	t.blocking = h[:last]
+	if i != last {
+		t.heapDown(i)
+		t.heapUp(i)
+	}
+}
+
+func (t *encoderTable) heapUp(i int) {
+	h := t.blocking
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].ric <= h[i].ric {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		h[p].heapIdx, h[i].heapIdx = p, i
+		i = p
+	}
+}
+
+func (t *encoderTable) heapDown(i int) {
+	h := t.blocking
+	for {
+		m := i
+		if l := 2*i + 1; l < len(h) && h[l].ric < h[m].ric {
+			m = l
+		}
+		if r := 2*i + 2; r < len(h) && h[r].ric < h[m].ric {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[m], h[i] = h[i], h[m]
+		h[m].heapIdx, h[i].heapIdx = m, i
+		i = m
+	}
 }

@@ -81,14 +81,14 @@ func TestEncoderTableBookkeeping(t *testing.T) {
 		t.Errorf("blocked streams %d, want 2", got)
 	}
 	tbl.cancelStream(0)
-	if tbl.entry(3).refs != 0 || len(tbl.sections) != 2 {
+	if tbl.entry(3).refs != 0 || tbl.numSections != 2 {
 		t.Error("cancellation did not release stream 0")
 	}
 	if tbl.ackSection(0) {
 		t.Error("acknowledged a section that was cancelled")
 	}
 	// Entry 0 is referenced by stream 8: not evictable.
-	tbl.knownReceived = 4
+	tbl.setKnownReceived(4)
 	if tbl.canFit(1000-34, ^uint64(0)) {
 		t.Error("a referenced entry would be evicted")
 	}

@@ -180,7 +180,7 @@ func (e *Encoder) EncodeFieldSection(dst []byte, streamID uint64, fields []Heade
 	// only using as many references to the dynamic table as it wishes to
 	// track" (Section 7.3): a decoder that stops acknowledging gets
 	// static-only field sections.
-	if t.capacity > 0 && len(t.sections) < maxUnackedSections {
+	if t.capacity > 0 && t.numSections < maxUnackedSections {
 		s.dynamic = true
 		s.draining = t.drainingIndex()
 		// "An encoder MUST limit the number of streams that could become
@@ -544,7 +544,7 @@ func (e *Encoder) handleDecoderInstruction(b []byte) (int, error) {
 		if inc > t.insertCount()-t.knownReceived {
 			return 0, decoderStreamError("Insert Count Increment beyond the entries sent")
 		}
-		t.knownReceived += inc
+		t.setKnownReceived(t.knownReceived + inc)
 		return n, nil
 	}
 }

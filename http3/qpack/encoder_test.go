@@ -173,8 +173,8 @@ func TestEncoderDecoderStreamChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(p.enc.table.sections) != 0 || p.enc.table.knownReceived != 1 {
-		t.Errorf("sections %d, Known Received Count %d", len(p.enc.table.sections), p.enc.table.knownReceived)
+	if p.enc.table.numSections != 0 || p.enc.table.knownReceived != 1 {
+		t.Errorf("sections %d, Known Received Count %d", p.enc.table.numSections, p.enc.table.knownReceived)
 	}
 }
 
@@ -370,10 +370,49 @@ func TestEncoderUnackedSectionLimit(t *testing.T) {
 	for i := uint64(2); i < maxUnackedSections+100; i++ {
 		sec := p.enc.EncodeFieldSection(nil, 4*i, typicalRequest)
 		if i > maxUnackedSections+10 && sec[0] != 0 {
-			t.Fatalf("section %d references the dynamic table with %d sections unacknowledged", i, len(p.enc.table.sections))
+			t.Fatalf("section %d references the dynamic table with %d sections unacknowledged", i, p.enc.table.numSections)
 		}
 	}
-	if n := len(p.enc.table.sections); n > maxUnackedSections {
+	if n := p.enc.table.numSections; n > maxUnackedSections {
 		t.Errorf("%d sections tracked", n)
+	}
+}
+
+// Defect 15 of issue 22: the encoder's bookkeeping of outstanding field
+// sections costs the same per section however many are outstanding. A
+// decoder that advertises 2^20 blocked streams, never acknowledges and
+// cancels one stream per request keeps hundreds of blocking sections
+// outstanding; encoding a section and handling a Stream Cancellation
+// examine a bounded number of section records, not all of them (and not
+// all pairs of them).
+func TestEncoderBookkeepingCostPerSection(t *testing.T) {
+	for _, outstanding := range []int{16, 512} {
+		p := newPair(t, 4096, 1<<20)
+		fields := []HeaderField{{Name: ":authority", Value: "www.example.com"}, {Name: ":status", Value: "200"}}
+		id := uint64(0)
+		for range outstanding {
+			if sec := p.enc.EncodeFieldSection(nil, id, fields); sec[0] == 0 && id > 0 {
+				t.Fatal("the section does not reference the unacknowledged entry")
+			}
+			id += 4
+		}
+		if n := p.enc.BlockedStreams(); n != outstanding {
+			t.Fatalf("%d blocked streams, want %d", n, outstanding)
+		}
+		p.enc.table.visited = 0
+		oldest := uint64(0)
+		const requests = 100
+		for range requests {
+			p.enc.EncodeFieldSection(nil, id, fields)
+			id += 4
+			p.enc.HandleDecoderStream(appendInt(nil, 6, 0x40, oldest))
+			oldest += 4
+		}
+		if n := p.enc.BlockedStreams(); n != outstanding {
+			t.Fatalf("%d blocked streams, want %d", n, outstanding)
+		}
+		if per := p.enc.table.visited / requests; per > 16 {
+			t.Errorf("%d outstanding sections: %d section records examined per request", outstanding, per)
+		}
 	}
 }

@@ -290,8 +290,8 @@ func runExchange(t *testing.T, name string, capacity, blocked, seed uint64, list
 	deliverEncoderStream(true)
 	deliverDecoderStream(true)
 	deliverDecoderStream(true)
-	if len(enc.table.sections) != 0 {
-		fail("%d sections never acknowledged", len(enc.table.sections))
+	if enc.table.numSections != 0 {
+		fail("%d sections never acknowledged", enc.table.numSections)
 	}
 	if enc.table.knownReceived != enc.table.insertCount() || dec.table.insertCount() != enc.table.insertCount() {
 		fail("insert counts: encoder %d (known received %d), decoder %d",
@@ -330,11 +330,48 @@ func checkEncoderRefs(t testing.TB, e *Encoder) {
 	t.Helper()
 	tbl := &e.table
 	counts := map[uint64]int32{}
-	for _, s := range tbl.sections {
-		if s.minRef < tbl.dropped || s.ric > tbl.insertCount() || s.minRef >= s.ric {
-			t.Fatalf("section %+v references outside the table [%d, %d)", s, tbl.dropped, tbl.insertCount())
+	sections, blockingStreams, inHeap := 0, 0, 0
+	for stream, ss := range tbl.streams {
+		if len(ss.sections) == 0 {
+			t.Fatalf("stream %d kept without sections", stream)
 		}
-		counts[s.minRef]++
+		blocking := 0
+		for _, s := range ss.sections {
+			if s.stream != stream {
+				t.Fatalf("section of stream %d filed under %d", s.stream, stream)
+			}
+			if s.minRef < tbl.dropped || s.ric > tbl.insertCount() || s.minRef >= s.ric {
+				t.Fatalf("section %+v references outside the table [%d, %d)", s, tbl.dropped, tbl.insertCount())
+			}
+			counts[s.minRef]++
+			sections++
+			// The incremental counts agree with a recount (Section 2.1.2).
+			if (s.ric > tbl.knownReceived) != (s.heapIdx >= 0) {
+				t.Fatalf("section %+v: in the blocking heap %v, Known Received Count %d", s, s.heapIdx >= 0, tbl.knownReceived)
+			}
+			if s.heapIdx >= 0 {
+				if tbl.blocking[s.heapIdx] != s {
+					t.Fatalf("section %+v not at its heap index", s)
+				}
+				blocking++
+				inHeap++
+			}
+		}
+		if blocking != ss.blocking {
+			t.Fatalf("stream %d: %d blocking sections, counted %d", stream, blocking, ss.blocking)
+		}
+		if blocking > 0 {
+			blockingStreams++
+		}
+	}
+	if sections != tbl.numSections || blockingStreams != tbl.numBlocking || inHeap != len(tbl.blocking) {
+		t.Fatalf("%d sections, %d blocking streams, %d in the heap; counted %d, %d, %d",
+			sections, blockingStreams, inHeap, tbl.numSections, tbl.numBlocking, len(tbl.blocking))
+	}
+	for i := 1; i < len(tbl.blocking); i++ {
+		if tbl.blocking[(i-1)/2].ric > tbl.blocking[i].ric {
+			t.Fatalf("blocking heap out of order at %d", i)
+		}
 	}
 	for abs := tbl.dropped; abs < tbl.insertCount(); abs++ {
 		if got := tbl.entry(abs).refs; got != counts[abs] {
