@@ -88,7 +88,7 @@ demo:
 check-tshark:
 	@command -v tshark >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y tshark; }
 	$(GO) test -tags tshark -count=1 -v -run TestTshark ./internal/tsharktest
-# The README's performance table: bulk throughput (loopback, and a veth
+# The performance table of docs/performance.md: bulk throughput (loopback, and a veth
 # pair of MTU 1500 between two network namespaces when run as root), CPU
 # per GB, handshakes per second and idle-connection memory, ours vs
 # quic-go vs crypto/tls over TCP in one run (internal/interop/perf_test.go).
@@ -99,7 +99,7 @@ perf:
 # The QUIC interop runner's cases on loopback through the impairment relay
 # internal/netem (internal/interop/cases_test.go), against ourselves,
 # quic-go and x/net/quic in both roles. `make test` runs them with small
-# files; interop-matrix prints the results matrix (the README's), and
+# files; interop-matrix prints the results matrix (docs/interop.md's), and
 # interop-full uses the runner's file sizes and durations (several minutes).
 # INTEROP_TRY_UNBUILT=1 also runs the cells of features not built yet. No
 # package argument: in package list mode go test hides a passing test's
