@@ -37,8 +37,9 @@ type ConnectionStats struct {
 	// KeyUpdates counts the 1-RTT key updates this endpoint initiated or
 	// followed (RFC 9001, Section 6).
 	KeyUpdates int
-	// DatagramsDropped counts received datagrams dropped because the
-	// connection's queue was full.
+	// DatagramsDropped counts received UDP datagrams (packets, not
+	// DATAGRAM frames) dropped before the connection read them, because
+	// its inbound queue was full.
 	DatagramsDropped uint64
 	// UnsentDatagramsDropped counts DATAGRAM frame payloads (RFC 9221)
 	// given to SendDatagram that were dropped unsent: pushed out of the
