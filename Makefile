@@ -58,6 +58,12 @@ interop:
 		cd $(INTEROP) && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
 		$(GO) test -count=1 -run '^(TestFeatures0RTTQuicGoClientOurServer|TestInteropCases)$$/^zerortt$$/^quic-go' ./...; \
 	else echo "interop: no $(INTEROP)/go.mod yet, skipping"; fi
+	@# WebTransport against quic-go's webtransport-go, a module of its own
+	@# (webtransport-go v0.13 builds only with an older quic-go).
+	cd $(INTEROP)/webtransport && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@# CONNECT-UDP against quic-go's masque-go (vendored there: the module
+	@# proxy refuses it; see internal/interop/masque/masque-go/ORIGIN.md).
+	cd $(INTEROP)/masque && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # The modules under contrib/ have their own go.mod, so that the library
 # does not depend on a Redis or Prometheus client. Their tests need
@@ -212,6 +218,15 @@ test-under-load:
 test-jumbo:
 	QUIC_TEST_JUMBO=1 $(GO) test -count=1 -run '^TestUDPLoopbackJumboPackets$$' -v .
 
+# Headless Chromium's JavaScript WebTransport API against our
+# example/webtransport echo server (a bidirectional stream, a
+# unidirectional stream, datagrams and WT_CLOSE_SESSION), in a network
+# namespace with only loopback. Needs root and Chromium (installed with
+# apt-get when missing); not part of make test.
+.PHONY: interop-chromium-webtransport
+interop-chromium-webtransport:
+	bash internal/interop/chromium/webtransport.sh
+
 # The link emulator's precise check (internal/linkem, needs root): ping's
 # RTT within 1 ms of twice the delay, UDP's one-way delay at 8,300
 # packets/s within 1 ms, kernel TCP (Cubic and BBR) and UDP within 2% of
@@ -304,6 +319,32 @@ loadtest:
 .PHONY: bench-h3-hostile
 bench-h3-hostile:
 	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3
+
+# Loads qlog files of real connections with qvis's own loading code
+# (internal/qlog/qvischeck, qvis commit 72c8c4b) under node; installs the
+# typescript package from npm on first use. Not part of make test, which
+# checks the same header rules in Go (qlog/qvis_test.go).
+.PHONY: qvis-check
+qvis-check:
+	bash internal/qlog/qvischeck/run.sh
+
+# Runs every command README.md and docs/*.md show in ```sh blocks (make test runs
+# it too, in go test ./...): see internal/readmecheck for the convention.
+.PHONY: readme-check
+readme-check:
+	$(GO) test -count=1 -v -run 'TestREADMECommands|TestCommonFlags' ./internal/readmecheck
+
+# example/proxy with real clients (not part of make test: they need PyPI
+# and Chromium): aioquic's HTTP/3 client through the proxy in front of an
+# HTTP/2 and an HTTP/1.1 backend, with smuggling attempts that must be
+# refused; Chromium (in a loopback-only network namespace, needs root)
+# loading a page, fetch() and a POST through it.
+.PHONY: interop-aioquic-proxy interop-chromium-proxy
+interop-aioquic-proxy:
+	bash internal/interop/aioquic/proxy.sh
+
+interop-chromium-proxy:
+	bash internal/interop/chromium/proxy.sh
 
 # The fleet tests (internal/fleettest, needs root): three servers of
 # example/fleet in network namespaces behind a balancer namespace running

@@ -75,6 +75,14 @@ type Config struct {
 	// 65536.
 	DatagramQueueLen int
 
+	// EnableResetStreamAt enables RESET_STREAM_AT
+	// (draft-ietf-quic-reliable-stream-reset): the connection advertises
+	// the reset_stream_at transport parameter, so that the peer may reset
+	// a stream while still delivering its first bytes, and
+	// Stream.CancelWriteAt sends such resets when the peer advertised it
+	// too. WebTransport over HTTP/3 requires it.
+	EnableResetStreamAt bool
+
 	// Versions are the QUIC versions to use, most preferred first.
 	// Default: version 1, then version 2.
 	Versions []wire.Version

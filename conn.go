@@ -57,6 +57,7 @@ type Conn struct {
 	srcAddr netip.Addr
 
 	handshakeDone chan struct{}
+	early         earlyState // conn_early_state.go
 	ctx           context.Context
 	cancel        context.CancelCauseFunc
 	done          chan struct{} // closed when the run goroutine exits
@@ -143,6 +144,7 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 		t: t, remote: remote, config: cfg,
 		wakeCh:        make(chan struct{}, 1),
 		handshakeDone: make(chan struct{}),
+		early:         earlyState{ready: make(chan struct{})},
 		done:          make(chan struct{}),
 		local:         t.Conn.LocalAddr(),
 	}
@@ -290,10 +292,13 @@ type connSnapshot struct {
 	// tls is the TLS state recorded when the handshake completed, shared
 	// with the state machine's TLS driver; nil before.
 	tls       *tls.ConnectionState
+	early     *tls.ConnectionState // before tls: what the ClientHello told (server)
 	version   wire.Version
 	stats     ConnectionStats
 	datagrams bool
 	used0RTT  bool
+	// resetStreamAt: both sides advertised reset_stream_at.
+	resetStreamAt bool
 	// handshakeDuration is from the start to the handshake's completion.
 	handshakeDuration time.Duration
 }
@@ -305,6 +310,9 @@ var noTLSState tls.ConnectionState
 // completed. The caller must not modify it.
 func (s *connSnapshot) tlsState() *tls.ConnectionState {
 	if s.tls == nil {
+		if s.early != nil {
+			return s.early
+		}
 		return &noTLSState
 	}
 	return s.tls
@@ -326,6 +334,7 @@ func (c *Conn) publishHandshake() {
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
 		c.snapshot.datagrams = st.maxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.snapshot.resetStreamAt = st.resetStreamAtNegotiated()
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
 		// Statistics and the tracer first: what waits for the handshake
@@ -349,6 +358,7 @@ func (c *Conn) publishHandshake() {
 func (c *Conn) publish() {
 	st := c.state
 	c.publishHandshake()
+	c.publishEarly()
 	c.publishPath()
 	st.tracePoll()
 	st.flushDrops(&c.t.stats)
@@ -735,14 +745,20 @@ type ConnectionState struct {
 	// SupportsDatagrams reports whether both sides enabled RFC 9221
 	// datagrams.
 	SupportsDatagrams bool
+	// SupportsResetStreamAt reports whether both sides advertised
+	// reset_stream_at (Config.EnableResetStreamAt), so that either may
+	// send RESET_STREAM_AT.
+	SupportsResetStreamAt bool
 }
 
 // ConnectionState returns the connection's state; it is meaningful after
-// HandshakeComplete.
+// HandshakeComplete, except that a server connection that ListenEarly's
+// Accept returned has TLS.NegotiatedProtocol and TLS.ServerName already,
+// as the client's ClientHello decided them.
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
+	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, SupportsResetStreamAt: c.snapshot.resetStreamAt, Used0RTT: c.snapshot.used0RTT}
 }
 
 // Stats returns the connection's statistics.

@@ -480,6 +480,10 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	if cfg.EnableDatagrams {
 		tp.MaxDatagramFrameSize = defaultMaxDatagramFrameSize
 	}
+	// "Support for receiving RESET_STREAM_AT frames is advertised by
+	// sending the reset_stream_at (0x1d) transport parameter ... with an
+	// empty value." (draft-ietf-quic-reliable-stream-reset, Section 3)
+	tp.ResetStreamAt = cfg.EnableResetStreamAt
 	if c.role == wire.RoleServer {
 		// "Each endpoint includes the value of the Source Connection ID
 		// field from the first Initial packet it sent in the

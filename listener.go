@@ -260,10 +260,24 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	return took
 }
 
-// waitHandshake, for ListenEarly, queues c for Accept at once and counts
-// its handshake as in progress until it completes.
+// waitHandshake, for ListenEarly, queues c for Accept once its
+// ClientHello was processed (its application protocol is known, as with
+// quic-go's early listeners) and counts its handshake as in progress
+// until it completes. A connection that fails first is not queued.
 func (l *Listener) waitHandshake(c *Conn) {
 	defer l.handshakes.Add(-1)
+	select {
+	case <-c.early.ready:
+	case <-c.handshakeDone:
+	case <-c.ctx.Done():
+	case <-l.closed:
+	}
+	if !chanClosed(c.early.ready) && !chanClosed(c.handshakeDone) {
+		if c.ctx.Err() == nil {
+			l.refuse(c) // the listener closed
+		}
+		return
+	}
 	l.push(c)
 	select {
 	case <-c.handshakeDone:

@@ -23,7 +23,9 @@
 // Early Hints), 100 Continue when the handler reads an Expect:
 // 100-continue body, http.Flusher, http.ResponseController (deadlines,
 // FlushError, EnableFullDuplex) and http.MaxBytesReader; a panic resets
-// only its request stream.
+// only its request stream (H3_INTERNAL_ERROR) and is logged, with its
+// stack, to Server.Logger if set. The package never writes to the global
+// logger. Error messages name HTTP/3 codes (H3_INTERNAL_ERROR, not 0x102).
 //
 // A Transport is an http.RoundTripper for https URLs:
 //

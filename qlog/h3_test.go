@@ -81,6 +81,11 @@ func TestHTTP3Events(t *testing.T) {
 		if strings.HasSuffix(f, "_client.sqlog") {
 			role = "client"
 		}
+		if d := os.Getenv("QLOG_TEST_KEEP"); d != "" { // for make qvis-check
+			b, _ := os.ReadFile(f)
+			os.WriteFile(filepath.Join(d, "h3_"+filepath.Base(f)), b, 0o644)
+		}
+		checkOpensInDraftAndQvis(t, f)
 		_, events := readTrace(t, f)
 		type key struct{ name, typ string }
 		seen := map[key]int{}

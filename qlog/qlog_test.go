@@ -148,6 +148,7 @@ func TestDirTracerLoopback(t *testing.T) {
 		if strings.HasSuffix(f, "_client.sqlog") {
 			role = "client"
 		}
+		checkOpensInDraftAndQvis(t, f)
 		header, events := readTrace(t, f)
 		if header["file_schema"] != "urn:ietf:params:qlog:file:sequential" || header["serialization_format"] != "application/qlog+json-seq" {
 			t.Errorf("%s: header %v", role, header)

@@ -65,6 +65,7 @@ type options struct {
 	tickets         *cli.TicketCache
 	handshakes      *cli.Handshakes
 	stdout          io.Writer
+	progress        io.Writer  // where a terminal shows the download's progress
 	mu              sync.Mutex // serializes output lines
 	failed          int
 	remote          string // host:port
@@ -80,13 +81,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	caFile := fs.String("ca", "", "trust the PEM CA certificates in `file` (default: the system's)")
 	alpn := fs.String("alpn", http3.NextProtoH3, "application protocol: h3 or hq-interop")
 	out := fs.String("out", "", "save each body in `dir` under the URL's file name (default: discard)")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE); turns GSO and GRO off for captures")
-	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
+	ccName, qlogDir, keylogFile := &common.CC, &common.Qlog, &common.Keylog
 	resume := fs.Bool("resume", false, "fetch the first URL, then reconnect with TLS resumption for the rest")
 	zeroRTT := fs.Bool("0rtt", false, "send the second connection's requests in 0-RTT (implies -resume)")
 	keyUpdate := fs.Bool("keyupdate", false, "initiate 1-RTT key updates (every 100 packets sent, when allowed)")
 	v2 := fs.Bool("v2", false, "use QUIC version 2 (RFC 9369)")
-	ccName := fs.String("cc", "bbr", "congestion controller: bbr (the library's default), cubic or reno")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: client [flags] URL...\n\n"+
@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 
-	o := &options{alpn: *alpn, out: *out, resume: *resume, zeroRTT: *zeroRTT, timeout: *timeout, stdout: stdout,
+	o := &options{alpn: *alpn, out: *out, resume: *resume, zeroRTT: *zeroRTT, timeout: *timeout, stdout: stdout, progress: os.Stderr,
 		tickets: cli.NewTicketCache(), handshakes: &cli.Handshakes{}}
 	o.remote = urls[0].Host
 	if urls[0].Port() == "" {
@@ -233,9 +233,16 @@ func (o *options) fetchH3(ctx context.Context, urls []*url.URL, early bool) erro
 		if err != nil {
 			return 0, nil, err
 		}
-		return resp.StatusCode, resp.Body, nil
+		return resp.StatusCode, sizedBody{resp.Body, resp.ContentLength}, nil
 	})
 	return nil
+}
+
+// sizedBody is a response body of known length (-1: unknown), for the
+// progress line.
+type sizedBody struct {
+	io.ReadCloser
+	size int64
 }
 
 // fetchHQ fetches urls in parallel with HTTP/0.9 over one QUIC
@@ -305,6 +312,10 @@ func (b hqBody) Close() error { b.s.CancelRead(0); return nil }
 
 // parallel runs get for each URL at once and reports each result.
 func (o *options) parallel(urls []*url.URL, get func(*url.URL) (int, io.ReadCloser, error)) {
+	// Progress on a terminal (stderr) for downloads longer than a
+	// second: the bodies' bytes of the sum of their lengths, when known.
+	progress := cli.NewProgress(o.progress, 0)
+	defer progress.Done()
 	var wg sync.WaitGroup
 	for _, u := range urls {
 		wg.Go(func() {
@@ -312,7 +323,12 @@ func (o *options) parallel(urls []*url.URL, get func(*url.URL) (int, io.ReadClos
 			status, body, err := get(u)
 			var n int64
 			if err == nil {
-				n, err = o.save(u, body)
+				size := int64(-1)
+				if sb, ok := body.(sizedBody); ok {
+					size = sb.size
+				}
+				progress.AddTotal(size)
+				n, err = o.save(u, progress.Reader(body))
 				body.Close()
 				if err == nil && status != http.StatusOK {
 					err = fmt.Errorf("status %d %s", status, http.StatusText(status))
