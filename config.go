@@ -65,6 +65,15 @@ type Config struct {
 	// EnableDatagrams enables the unreliable datagram extension
 	// (RFC 9221).
 	EnableDatagrams bool
+	// DatagramQueueLen bounds each of a connection's two datagram
+	// queues: the payloads SendDatagram queued that wait to be sent
+	// (congestion control paces them), and those received that wait for
+	// ReceiveDatagram. When a queue is full, a new payload pushes out the
+	// oldest, which is counted in ConnectionStats and reported to the
+	// Tracer; SendDatagramWait waits for room instead. The receive queue
+	// holds up to DatagramQueueLen times 64 KiB. Default 32, at most
+	// 65536.
+	DatagramQueueLen int
 
 	// EnableResetStreamAt enables RESET_STREAM_AT
 	// (draft-ietf-quic-reliable-stream-reset): the connection advertises
@@ -265,6 +274,10 @@ func (c *Config) withDefaults() *Config {
 	// Section 4.6).
 	d.MaxIncomingStreams = min(d.MaxIncomingStreams, wire.MaxStreamCount)
 	d.MaxIncomingUniStreams = min(d.MaxIncomingUniStreams, wire.MaxStreamCount)
+	if d.DatagramQueueLen <= 0 {
+		d.DatagramQueueLen = datagramQueueLen
+	}
+	d.DatagramQueueLen = min(d.DatagramQueueLen, maxDatagramQueueLen)
 	if len(d.Versions) == 0 {
 		d.Versions = []wire.Version{wire.Version1, wire.Version2}
 	}

@@ -361,6 +361,10 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		tokenKey:         p.tokenKey,
 		obs:              connObs{t: p.tracer},
 	}
+	c.datagrams.limit = cfg.DatagramQueueLen
+	if c.datagrams.limit <= 0 {
+		c.datagrams.limit = datagramQueueLen // a Config without defaults (tests)
+	}
 	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
 	if !p.version.IsSupported() {
 		// "A client MAY send a packet using a reserved version number.

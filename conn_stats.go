@@ -37,9 +37,18 @@ type ConnectionStats struct {
 	// KeyUpdates counts the 1-RTT key updates this endpoint initiated or
 	// followed (RFC 9001, Section 6).
 	KeyUpdates int
-	// DatagramsDropped counts received datagrams dropped because the
-	// connection's queue was full.
+	// DatagramsDropped counts received UDP datagrams (packets, not
+	// DATAGRAM frames) dropped before the connection read them, because
+	// its inbound queue was full.
 	DatagramsDropped uint64
+	// UnsentDatagramsDropped counts DATAGRAM frame payloads (RFC 9221)
+	// given to SendDatagram that were dropped unsent: pushed out of the
+	// full send queue by newer ones, too large, or still queued when the
+	// connection closed. UnreadDatagramsDropped counts received ones
+	// dropped from the full receive queue before ReceiveDatagram read
+	// them. Config.DatagramQueueLen bounds both queues; the Tracer's
+	// DatagramsDropped tells the reasons.
+	UnsentDatagramsDropped, UnreadDatagramsDropped uint64
 	// MaxDatagramSize is the largest UDP payload the connection sends
 	// now, as path MTU discovery found it.
 	MaxDatagramSize int

@@ -77,8 +77,13 @@ type Transport struct {
 	// client's address first with a Retry packet (RFC 9000,
 	// Section 8.1.2), at the cost of one round trip. Return true always to
 	// validate every client. When nil, Retry is sent automatically while
-	// more than half of MaxHandshakes handshakes are in progress, to shed
-	// spoofed-address floods.
+	// the handshakes in progress plus those that failed within the last
+	// second number at least half of MaxHandshakes, to shed floods of
+	// Initials, spoofed or not, that start handshakes which never finish
+	// or fail at once: with the default MaxHandshakes, such a flood costs
+	// the server at most 512 handshakes per second. A handshake that
+	// fails before the client's address is validated leaves no
+	// connection in the closing state behind (RFC 9000, Section 10.2.3).
 	RequireAddressValidation func(net.Addr) bool
 
 	// TokenKey protects the address-validation tokens this Transport's

@@ -152,7 +152,9 @@ func (w *Writer) End(b []byte) {
 	if w.open {
 		w.cur = b
 	} else {
-		w.cur = w.cur[:0] // closed: events are dropped
+		// Closed (the connection closed): events are dropped, and the
+		// buffer they were encoded in is kept for the next one.
+		w.cur = b[:0]
 	}
 	w.mu.Unlock()
 }
