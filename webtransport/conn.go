@@ -38,6 +38,7 @@ type connState struct {
 	sessions map[uint64]*Session
 	closed   map[uint64]bool // sessions that ended: their streams are reset
 	pending  []*pendingStream
+	opening  int // sessions reserved (reserve) and not added yet
 
 	pendingTimeout time.Duration // how long a pending stream waits
 }
@@ -204,10 +205,38 @@ func (cs *connState) expire(p *pendingStream) {
 	cs.mu.Unlock()
 }
 
-// add registers a session and hands it the streams that came before it.
-// It returns false if the connection ended.
+// reserve counts a session about to be established, so that the check
+// of the one-session rule and the session's add are one step for
+// concurrent CONNECT requests: single (flow control is not in force)
+// refuses when the connection carries or is establishing a session. "If
+// flow control is not enabled, clients MUST NOT attempt to establish more
+// than one simultaneous WebTransport session. A server that receives more
+// than one session on an underlying transport connection when flow
+// control is not enabled MUST reset the excessive CONNECT streams"
+// (Section 5.1). A true result is followed by add or unreserve.
+func (cs *connState) reserve(single bool) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if single && len(cs.sessions)+cs.opening > 0 {
+		return false
+	}
+	cs.opening++
+	return true
+}
+
+// unreserve gives back a reservation of a session that was not
+// established.
+func (cs *connState) unreserve() {
+	cs.mu.Lock()
+	cs.opening--
+	cs.mu.Unlock()
+}
+
+// add registers a session reserved before and hands it the streams that
+// came before it. It returns false if the connection ended.
 func (cs *connState) add(s *Session) bool {
 	cs.mu.Lock()
+	cs.opening--
 	if cs.qc.Context().Err() != nil {
 		cs.mu.Unlock()
 		return false
@@ -254,13 +283,6 @@ func (cs *connState) remove(id uint64) {
 	delete(cs.sessions, id)
 	cs.closed[id] = true
 	cs.mu.Unlock()
-}
-
-// active returns the number of sessions established on the connection.
-func (cs *connState) active() int {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return len(cs.sessions)
 }
 
 // connClosed drops the streams kept for sessions of a connection that

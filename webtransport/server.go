@@ -136,7 +136,7 @@ func (s *Server) Upgrade(w http.ResponseWriter, r *http.Request) (*Session, erro
 	// transport connection when flow control is not enabled MUST reset
 	// the excessive CONNECT streams" (Section 5.1); 429 "indicates that
 	// the request was rejected due to rate limiting" (Section 5.2).
-	if !fc.enabled && cs.active() > 0 {
+	if !cs.reserve(!fc.enabled) {
 		w.WriteHeader(http.StatusTooManyRequests)
 		return nil, errors.New("webtransport: a second session on a connection without flow control")
 	}

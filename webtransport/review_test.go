@@ -1,0 +1,115 @@
+package webtransport
+
+import (
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/http3"
+)
+
+// "If flow control is not enabled, clients MUST NOT attempt to establish
+// more than one simultaneous WebTransport session." (Section 5.1)
+// Concurrent Dials on one connection to a server without flow control
+// send one CONNECT request; the others fail with errSecondSession
+// without reaching the server.
+func TestConcurrentDialsWithoutFlowControlSendOneRequest(t *testing.T) {
+	var requests atomic.Int32
+	e := newTestEnv(t, func(s *Server) {
+		s.Config = &Config{DisableFlowControl: true}
+		s.CheckOrigin = func(*http.Request) bool { requests.Add(1); return true }
+	}, echo)
+	ctx := testCtx(t)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, _, err := e.dialer.Dial(ctx, e.url, nil)
+			errs <- err
+		}()
+	}
+	ok := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, errSecondSession):
+			t.Errorf("a Dial failed with %v, want errSecondSession", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d sessions established, want 1", ok)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("the server received %d CONNECT requests on a connection without flow control, want 1", got)
+	}
+}
+
+// "A server that receives more than one session on an underlying
+// transport connection when flow control is not enabled MUST reset the
+// excessive CONNECT streams" (Section 5.1): of CONNECT requests that a
+// client sends at once on one connection, the server establishes one and
+// refuses the others with 429, however the handlers interleave.
+func TestServerRefusesConcurrentSecondSession(t *testing.T) {
+	const n = 4
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	ctx := testCtx(t)
+	e := newTestEnv(t, func(s *Server) {
+		s.Config = &Config{DisableFlowControl: true}
+		s.CheckOrigin = func(*http.Request) bool {
+			// All handlers call Upgrade at once.
+			arrived.Done()
+			done := make(chan struct{})
+			go func() { arrived.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-ctx.Done():
+			}
+			return true
+		}
+	}, echo)
+	// A client that does not check the rule itself.
+	tr := &http3.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: e.pool, ServerName: "localhost"},
+		QUICConfig:      &quic.Config{EnableDatagrams: true, EnableResetStreamAt: true},
+		EnableDatagrams: true,
+		Extensions:      &http3.Extensions{Settings: []http3.Setting{{ID: settingWTEnabled, Value: 1}}},
+	}
+	defer tr.Close()
+	u, _ := url.Parse(e.url)
+	codes := make(chan int, n)
+	for range n {
+		go func() {
+			req := (&http.Request{Method: http.MethodConnect, URL: u, Host: u.Host,
+				Header: http.Header{":protocol": {protocolH3}}}).WithContext(ctx)
+			resp, _, err := tr.OpenRequestStreamIf(req, nil)
+			if err != nil {
+				t.Error(err)
+				codes <- 0
+				return
+			}
+			codes <- resp.StatusCode
+		}()
+	}
+	var ok, refused int
+	for range n {
+		switch c := <-codes; c {
+		case http.StatusOK:
+			ok++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	if ok != 1 || refused != n-1 {
+		t.Fatalf("%d sessions established and %d refused of %d concurrent requests on one connection without flow control, want 1 and %d", ok, refused, n, n-1)
+	}
+}
