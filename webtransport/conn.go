@@ -21,6 +21,12 @@ const (
 	maxPendingStreams = 16
 	// h3IDError is H3_ID_ERROR (RFC 9114, Section 8.1).
 	h3IDError = 0x108
+	// maxClosedSessions bounds the IDs of ended sessions a connection
+	// remembers, whose late streams are reset at once with
+	// WT_SESSION_GONE (Section 6); the streams of a session forgotten
+	// since wait among the buffered ones and are rejected when
+	// pendingStreamTimeout runs out.
+	maxClosedSessions = 128
 )
 
 // pendingStreamTimeout is how long a stream waits for its session
@@ -37,8 +43,11 @@ type connState struct {
 	mu       sync.Mutex
 	sessions map[uint64]*Session
 	closed   map[uint64]bool // sessions that ended: their streams are reset
-	pending  []*pendingStream
-	opening  int // sessions reserved (reserve) and not added yet
+	// closedOrder holds the keys of closed, oldest first: at most
+	// maxClosedSessions are kept.
+	closedOrder []uint64
+	pending     []*pendingStream
+	opening     int // sessions reserved (reserve) and not added yet
 
 	pendingTimeout time.Duration // how long a pending stream waits
 }
@@ -100,14 +109,20 @@ func (c *conns) get(qc *quic.Conn) *connState {
 	return cs
 }
 
-// sessions returns the sessions established on all connections.
-func (c *conns) sessions() []*Session {
+// snapshot returns the state of every connection.
+func (c *conns) snapshot() []*connState {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	css := make([]*connState, 0, len(c.m))
 	for _, cs := range c.m {
 		css = append(css, cs)
 	}
-	c.mu.Unlock()
+	return css
+}
+
+// sessions returns the sessions established on all connections.
+func (c *conns) sessions() []*Session {
+	css := c.snapshot()
 	var ss []*Session
 	for _, cs := range css {
 		cs.mu.Lock()
@@ -281,7 +296,16 @@ func (cs *connState) goaway() {
 func (cs *connState) remove(id uint64) {
 	cs.mu.Lock()
 	delete(cs.sessions, id)
-	cs.closed[id] = true
+	if !cs.closed[id] {
+		cs.closed[id] = true
+		cs.closedOrder = append(cs.closedOrder, id)
+		// A peer can open and end sessions for as long as the
+		// connection lasts: the oldest are forgotten.
+		if len(cs.closedOrder) > maxClosedSessions {
+			delete(cs.closed, cs.closedOrder[0])
+			cs.closedOrder = cs.closedOrder[1:]
+		}
+	}
 	cs.mu.Unlock()
 }
 

@@ -113,3 +113,34 @@ func TestServerRefusesConcurrentSecondSession(t *testing.T) {
 		t.Fatalf("%d sessions established and %d refused of %d concurrent requests on one connection without flow control, want 1 and %d", ok, refused, n, n-1)
 	}
 }
+
+// "everything a peer can make us store has a bound": a client that opens
+// and closes sessions on one connection, one after another, leaves each
+// side with at most maxClosedSessions ended session IDs remembered.
+func TestEndedSessionsRememberedAreBounded(t *testing.T) {
+	e := newTestEnv(t, nil, echo)
+	var cs *connState
+	for range maxClosedSessions + 50 {
+		sess := e.dial(t)
+		if cs == nil {
+			cs = sess.cs
+		} else if sess.cs != cs {
+			t.Fatal("the sessions use two connections")
+		}
+		sess.CloseWithError(0, "")
+	}
+	cs.mu.Lock()
+	n := len(cs.closed)
+	cs.mu.Unlock()
+	if n > maxClosedSessions {
+		t.Errorf("the client remembers %d ended sessions, want at most %d", n, maxClosedSessions)
+	}
+	for _, scs := range e.wt.conns.snapshot() {
+		scs.mu.Lock()
+		n := len(scs.closed)
+		scs.mu.Unlock()
+		if n > maxClosedSessions {
+			t.Errorf("the server remembers %d ended sessions, want at most %d", n, maxClosedSessions)
+		}
+	}
+}
