@@ -169,11 +169,11 @@ func (d *Dialer) Dial(ctx context.Context, urlStr string, h http.Header) (*http.
 		rs.Close()
 		return resp, nil, fmt.Errorf("webtransport: the server answered %s", resp.Status)
 	}
-	sess := newSession(uint64(rs.StreamID()), cs, proto, fc)
+	sess := newSession(rs, cs, proto, fc)
 	sess.resp = resp
 	if !cs.add(sess) {
 		return resp, nil, context.Cause(cs.qc.Context())
 	}
-	sess.start(rs)
+	sess.start()
 	return resp, sess, nil
 }

@@ -2,12 +2,14 @@ package webtransport
 
 import (
 	"crypto/tls"
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3"
@@ -142,5 +144,60 @@ func TestEndedSessionsRememberedAreBounded(t *testing.T) {
 		if n > maxClosedSessions {
 			t.Errorf("the server remembers %d ended sessions, want at most %d", n, maxClosedSessions)
 		}
+	}
+}
+
+// Streams that arrived before their session and exceed its stream limit
+// end the session when it is established (Section 5.6.1): the CONNECT
+// stream is reset with WT_FLOW_CONTROL_ERROR, so the peer learns it too
+// (Section 6), although the limit is found exceeded before the session's
+// CONNECT stream reader runs.
+func TestEarlyStreamsBeyondLimitResetConnectStream(t *testing.T) {
+	e := newTestEnv(t, func(s *Server) {
+		s.Config = &Config{MaxIncomingUniStreams: 1}
+		s.conns.pendingTimeout = time.Hour
+	}, echo)
+	a := e.dial(t)
+	qc := a.cs.qc
+	next := a.id + 4 // the request stream of the next Dial
+	for range 2 {
+		str, err := qc.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		str.Write(appendVarint(appendVarint(nil, uniStreamType), next))
+	}
+	ctx := testCtx(t)
+	for pending := 0; pending < 2; {
+		for _, cs := range e.wt.conns.snapshot() {
+			cs.mu.Lock()
+			pending = len(cs.pending)
+			cs.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the server did not buffer the early streams")
+		case <-after(5):
+		}
+	}
+	// The server may reset the CONNECT stream before the client read the
+	// response, or after.
+	_, b, err := e.dialer.Dial(ctx, e.url, nil)
+	if err == nil {
+		if b.id != next {
+			t.Fatalf("session ID %d, want %d", b.id, next)
+		}
+		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		select {
+		case <-b.Context().Done():
+		case <-wait.Done():
+			t.Fatal("the server ended the session for too many streams, but the client was never told")
+		}
+		err = context.Cause(b.Context())
+	}
+	var se *quic.StreamError
+	if !errors.As(err, &se) || se.Code != codeFlowControlError {
+		t.Fatalf("client session ended with %v, want its CONNECT stream reset with WT_FLOW_CONTROL_ERROR", err)
 	}
 }

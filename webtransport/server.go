@@ -145,14 +145,13 @@ func (s *Server) Upgrade(w http.ResponseWriter, r *http.Request) (*Session, erro
 	}
 	// The session is known before the response goes out, so that the
 	// streams the client opens once it reads the response find it.
-	sess := newSession(0, cs, proto, fc)
 	rs := ew.HTTPStream() // sends the response header
-	sess.id = uint64(rs.StreamID())
+	sess := newSession(rs, cs, proto, fc)
 	if !cs.add(sess) {
 		rs.CancelWrite(codeSessionGone)
 		return nil, context.Cause(qc.Context())
 	}
-	sess.start(rs)
+	sess.start()
 	return sess, nil
 }
 
