@@ -1,8 +1,8 @@
 package webtransport
 
 import (
-	"crypto/tls"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"net/url"
