@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -199,5 +200,84 @@ func TestEarlyStreamsBeyondLimitResetConnectStream(t *testing.T) {
 	var se *quic.StreamError
 	if !errors.As(err, &se) || se.Code != codeFlowControlError {
 		t.Fatalf("client session ended with %v, want its CONNECT stream reset with WT_FLOW_CONTROL_ERROR", err)
+	}
+}
+
+// Closing a session while streams are being opened, written and accepted
+// on both sides, and datagrams sent, races nothing (-race) and leaves no
+// call blocked: every call returns, and those after the close fail.
+func TestCloseDuringConcurrentUse(t *testing.T) {
+	for range 5 {
+		e := newTestEnv(t, nil, echo)
+		sess := e.dial(t)
+		ctx := testCtx(t)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					str, err := sess.OpenStreamSync(ctx)
+					if err != nil {
+						return
+					}
+					str.Write([]byte("payload"))
+					str.CloseWrite()
+					sess.SendDatagram([]byte("d"))
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if _, err := sess.ReceiveDatagram(ctx); err != nil {
+					return
+				}
+			}
+		}()
+		<-after(20)
+		sess.CloseWithError(7, "bye")
+		wg.Wait()
+		if ctx.Err() != nil {
+			t.Fatal("calls blocked after the close")
+		}
+		if _, err := sess.OpenStream(); err == nil {
+			t.Fatal("OpenStream after the close")
+		}
+	}
+}
+
+// "If the Application Error Message exceeds 1024 bytes or is not valid
+// UTF-8, the receiver MUST reset the stream with code H3_MESSAGE_ERROR."
+// (Section 6) A client that lies with such a WT_CLOSE_SESSION sees its
+// CONNECT stream reset so, and the server's session ends.
+func TestMalformedCloseCapsuleResetsConnectStream(t *testing.T) {
+	for _, msg := range []string{strings.Repeat("x", 1025), "\xff\xfe"} {
+		ended := make(chan error, 1)
+		e := newTestEnv(t, nil, func(sess *Session) {
+			<-sess.Context().Done()
+			ended <- context.Cause(sess.Context())
+		})
+		sess := e.dial(t)
+		v := append([]byte{0, 0, 0, 9}, msg...)
+		if err := sess.rs.WriteCapsule(capsuleCloseSession, v); err != nil {
+			t.Fatal(err)
+		}
+		ctx := testCtx(t)
+		select {
+		case err := <-ended:
+			var se *SessionError
+			if errors.As(err, &se) {
+				t.Fatalf("server accepted the malformed close as %v", se)
+			}
+		case <-ctx.Done():
+			t.Fatal("the server kept the session")
+		}
+		<-sess.Context().Done()
+		var qe *quic.StreamError
+		if err := context.Cause(sess.Context()); !errors.As(err, &qe) || qe.Code != quic.StreamErrorCode(http3.ErrCodeMessageError) {
+			t.Fatalf("message of %d bytes: client session ended with %v, want H3_MESSAGE_ERROR", len(msg), err)
+		}
 	}
 }
