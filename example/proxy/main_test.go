@@ -814,3 +814,33 @@ func TestMain(m *testing.M) {
 	handshakeTimeout = testHandshakeTimeout
 	os.Exit(m.Run())
 }
+
+// A client's own Early-Data field on a request that arrived in 0-RTT does
+// not keep the proxy from marking it: "An intermediary that forwards a
+// request prior to the completion of the TLS handshake with its client
+// MUST send it with the Early-Data header field set to "1" (i.e., it adds
+// it if not present in the request)" (RFC 8470, Section 5.1). A
+// replayable request forwarded with "Early-Data: 0" reaches a backend
+// that checks for "1" as if it were safe.
+func TestProxyEarlyDataValueForced(t *testing.T) {
+	be := newBackend(t)
+	p := startProxy(t, be.URL)
+	c := earlyClient(t, p)
+	relay := newRelay(t, p.addr)
+	relay.withhold.Store(true)
+	// The priming request, then the early one.
+	relay.releaseWhen(t, func() bool { return len(be.requests()) >= 2 })
+	resp, body := get(t, c, relay.url("/early0"), http.Header{"Early-Data": {"0"}})
+	if resp.StatusCode != 200 || body != "ok" {
+		t.Fatalf("0-RTT GET: %s %q", resp.Status, body)
+	}
+	r := be.requests()
+	last := r[len(r)-1]
+	if !strings.Contains(p.out.String(), "early=1") {
+		t.Fatalf("the request did not arrive in 0-RTT; access log:\n%s", p.out)
+	}
+	if v := last.Header.Values("Early-Data"); len(v) != 1 || v[0] != "1" {
+		t.Errorf("the backend got Early-Data %q for a request forwarded before the handshake completed, want [\"1\"]", v)
+	}
+	closeThrough(c, relay)
+}

@@ -71,13 +71,21 @@ func newProxy(backend *url.URL, tr http.RoundTripper, maxBuffer, maxBuffered int
 			pr.SetXForwarded()
 			pr.Out.Header.Set("Forwarded", forwarded(pr.In))
 			info, _ := pr.In.Context().Value(requestInfoKey{}).(*requestInfo)
-			if info != nil && info.early && pr.Out.Header.Get("Early-Data") == "" {
+			if info != nil && info.early {
 				// "An intermediary that forwards a request prior to the
 				// completion of the TLS handshake with its client MUST
 				// send it with the Early-Data header field set to "1""
-				// (RFC 8470, Section 5.1).
+				// (RFC 8470, Section 5.1): a client's own field, of
+				// whatever value, is replaced, so that a backend that
+				// checks for "1" cannot be told "0" by a replayable
+				// request. The proxy retries a 425 only if the client
+				// sent no Early-Data: "Intermediaries MUST forward a
+				// 425 (Too Early) status code if the request that it
+				// received and forwarded contained an Early-Data header
+				// field." (Section 5.2)
+				_, own := pr.In.Header["Early-Data"]
 				pr.Out.Header.Set("Early-Data", "1")
-				info.addedEarly = true
+				info.addedEarly = !own
 			}
 		},
 		Transport: &tooEarlyRetry{base: tr, stats: st},
