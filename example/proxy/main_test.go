@@ -844,3 +844,44 @@ func TestProxyEarlyDataValueForced(t *testing.T) {
 	}
 	closeThrough(c, relay)
 }
+
+// A streamed body (past -max-buffer) longer than its Content-Length never
+// reaches the backend as a complete request: "A request or response that
+// is defined as having content when it contains a Content-Length header
+// field is malformed if the value of the Content-Length header field does
+// not equal the sum of the DATA frame lengths received." (RFC 9114,
+// Section 4.1.2). The proxy must not hand the backend the last byte of
+// the declared length before it knows the body ends there.
+func TestProxyStreamedBodyLongerThanContentLength(t *testing.T) {
+	for _, frames := range [][]int{{20, 40}, {60}} {
+		be := newBackend(t)
+		p := startProxy(t, be.URL, "-max-buffer", "10")
+		_, port, _ := net.SplitHostPort(p.addr)
+		raw := dialRawH3(t, p)
+		s, err := raw.qc.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := []qpack.HeaderField{{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "https"},
+			{Name: ":authority", Value: "localhost:" + port}, {Name: ":path", Value: "/"}, {Name: "content-length", Value: "20"}}
+		block := raw.enc.EncodeFieldSection(nil, uint64(s.StreamID()), fields)
+		b := appendVarint(appendVarint(nil, 0x01), uint64(len(block)))
+		b = append(b, block...)
+		for _, n := range frames {
+			b = appendVarint(appendVarint(b, 0x00), uint64(n))
+			b = append(b, strings.Repeat("y", n)...)
+		}
+		s.Write(b)
+		s.CloseWrite()
+		s.SetReadDeadline(time.Now().Add(10 * time.Second))
+		io.ReadAll(s) // a 400 or 502, or the stream reset
+		for i := 0; len(be.requests()) == 0 && i < 500; i++ {
+			time.Sleep(20 * time.Millisecond) // the backend may not see the request at all
+		}
+		for _, r := range be.requests() {
+			if len(r.Body) == 20 {
+				t.Errorf("DATA frames %v with Content-Length 20: the backend got a complete request (20-byte body)", frames)
+			}
+		}
+	}
+}
