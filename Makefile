@@ -36,9 +36,13 @@ vet:
 # simulations (NORACE) that skip themselves under it: one goroutine drives
 # both ends, so it has nothing to check there.
 NORACE := Alloc|TestSimFullWindowLossBursts
+# go test's default 10-minute limit per package is a hang detector; on a
+# heavily loaded machine the root package's race run comes near it
+# (about 2 minutes on an idle 2-core machine), so the limit is 30 minutes.
+UNIT_TIMEOUT ?= 30m
 unit:
-	$(GO) test -race -count=1 $(PKGS)
-	$(GO) test -count=1 -run '$(NORACE)' $(PKGS)
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $(PKGS)
+	$(GO) test -count=1 -timeout $(UNIT_TIMEOUT) -run '$(NORACE)' $(PKGS)
 
 # The interop module (quic-go and x/net/quic as peers) has its own go.mod so
 # that the library's dependency list stays clean. It is tested when present,
@@ -86,7 +90,7 @@ demo:
 check-tshark:
 	@command -v tshark >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y tshark; }
 	$(GO) test -tags tshark -count=1 -v -run TestTshark ./internal/tsharktest
-# The README's performance table: bulk throughput (loopback, and a veth
+# The performance table of docs/performance.md: bulk throughput (loopback, and a veth
 # pair of MTU 1500 between two network namespaces when run as root), CPU
 # per GB, handshakes per second and idle-connection memory, ours vs
 # quic-go vs crypto/tls over TCP in one run (internal/interop/perf_test.go).
@@ -97,7 +101,7 @@ perf:
 # The QUIC interop runner's cases on loopback through the impairment relay
 # internal/netem (internal/interop/cases_test.go), against ourselves,
 # quic-go and x/net/quic in both roles. `make test` runs them with small
-# files; interop-matrix prints the results matrix (the README's), and
+# files; interop-matrix prints the results matrix (docs/interop.md's), and
 # interop-full uses the runner's file sizes and durations (several minutes).
 # INTEROP_TRY_UNBUILT=1 also runs the cells of features not built yet. No
 # package argument: in package list mode go test hides a passing test's

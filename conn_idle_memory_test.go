@@ -137,7 +137,7 @@ func gcMemStats() (live, inuse, stack uint64) {
 
 // An idle established server connection keeps little: no goroutine (it
 // parked), no expanded keys or buffers, about 9 KB of live heap objects
-// (README, Performance: "Idle connections"; the target is 15 KB
+// (docs/performance.md, "Idle connections"; the target is 15 KB
 // of heap and stacks per connection, 150 MB of RSS for 10,000).
 //
 // The bound is on live heap objects (HeapAlloc) rather than on the heap

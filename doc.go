@@ -44,7 +44,7 @@
 // another socket with Conn.Migrate, and to a server's preferred address
 // (Listener.SetPreferredAddress) on its own. Each side discovers the
 // largest datagram its path carries (Config.MaxPacketSize,
-// Config.DisablePathMTUDiscovery). The README's Paths section has the
+// Config.DisablePathMTUDiscovery). docs/paths.md has the
 // details.
 //
 // # Layers

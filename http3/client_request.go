@@ -70,7 +70,12 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 	if host == "" {
 		host = req.URL.Host
 	}
-	if !httpguts.ValidHostHeader(host) {
+	// An IPv6 zone (RFC 6874) chose the interface to dial and means
+	// nothing to the server; without it the authority is "uri-host [ ":"
+	// port ]" (RFC 9110, Section 7.2), which the server checks
+	// (validAuthority). net/http removes it from Host too.
+	host = withoutZone(host)
+	if !httpguts.ValidHostHeader(host) || !validAuthority(host) {
 		return nil, fmt.Errorf("http3: invalid host %q", host)
 	}
 	method := methodOf(req)
@@ -115,13 +120,38 @@ func requestFields(req *http.Request, askGzip bool) ([]qpack.HeaderField, error)
 		fields = append(fields, qpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(req.ContentLength, 10)})
 	}
 	if len(req.Trailer) > 0 {
+		// "A sender MUST NOT generate a trailer field unless the sender
+		// knows the corresponding header field name's definition permits
+		// the field to be sent in trailers." (RFC 9110, Section 6.5.1):
+		// those httpguts.ValidTrailerHeader refuses are neither declared
+		// nor sent (writeBody).
 		keys := make([]string, 0, len(req.Trailer))
 		for k := range req.Trailer {
-			keys = append(keys, k)
+			if httpguts.ValidTrailerHeader(k) {
+				keys = append(keys, k)
+			}
 		}
-		fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
+		if len(keys) > 0 {
+			fields = append(fields, qpack.HeaderField{Name: "trailer", Value: strings.Join(keys, ",")})
+		}
 	}
 	return fields, nil
+}
+
+// withoutZone returns host ("[IPv6%zone]:port" or any other authority)
+// without the zone of a bracketed IPv6 address.
+func withoutZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	end := strings.IndexByte(host, ']')
+	if end < 0 {
+		return host
+	}
+	if pct := strings.IndexByte(host[:end], '%'); pct >= 0 {
+		return host[:pct] + host[end:]
+	}
+	return host
 }
 
 // validMethod reports whether m is a token (RFC 9110, Section 9.1).
@@ -568,7 +598,7 @@ func (cc *clientConn) writeBody(str *quic.Stream, rb *requestBody, gate *continu
 		return
 	}
 	if len(req.Trailer) > 0 {
-		fields := appendHeaderFields(nil, req.Trailer, nil)
+		fields := appendHeaderFields(nil, req.Trailer, func(k string) bool { return !httpguts.ValidTrailerHeader(k) })
 		if max := cc.peerMaxFieldSectionSize(); max == 0 || fieldSectionSize(fields) <= max {
 			if b, err := cc.encodeHeaders(str.StreamID(), fields); err == nil {
 				str.Write(b)

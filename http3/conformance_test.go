@@ -292,6 +292,11 @@ func conformanceCases() []confCase {
 		// they MUST contain the same value."
 		{rule: "9114 4.3.1 host", name: "no :authority and no Host",
 			req: pseudoReq(":method", "GET", ":scheme", "https", ":path", "/"), server: wantMessageError, h2: h2Lenient},
+		// Schemes are case-insensitive (RFC 3986, Section 3.1: "schemes
+		// are case-insensitive"): "HTTPS" is https, whose authority is
+		// mandatory.
+		{rule: "9114 4.3.1 host", name: "no :authority and no Host, :scheme in uppercase",
+			req: pseudoReq(":method", "GET", ":scheme", "HTTPS", ":path", "/"), server: wantMessageError},
 		{rule: "9114 4.3.1 host", name: ":authority and Host differ",
 			req: req("host", "evil.example"), server: wantMessageError, h2: h2Lenient},
 		// RFC 9110, Section 7.2: "A server MUST respond with a 400 (Bad

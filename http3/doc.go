@@ -16,7 +16,10 @@
 // HTTP/3 over UDP on the same port.
 //
 // Handlers see net/http semantics: r.Proto "HTTP/3.0", r.TLS, streamed
-// bodies, trailers both ways, HEAD, 1xx responses (WriteHeader(103) sends
+// bodies, trailers both ways (response trailers that RFC 9110, Section
+// 6.5.1 does not allow, such as Content-Length or Authorization, are
+// dropped, as net/http's HTTP/2 server drops them), HEAD, 1xx responses
+// (WriteHeader(103) sends
 // Early Hints), 100 Continue when the handler reads an Expect:
 // 100-continue body, http.Flusher, http.ResponseController (deadlines,
 // FlushError, EnableFullDuplex) and http.MaxBytesReader; a panic resets

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3/qpack"
+	"golang.org/x/net/http/httpguts"
 )
 
 // maxPendingBody is how much content a handler may write before the
@@ -147,7 +148,7 @@ func (w *responseWriter) commit() {
 	w.cmu.Unlock()
 	for _, v := range w.header.Values("Trailer") {
 		for _, k := range strings.Split(v, ",") {
-			if k = textprotoKey(k); k != "" {
+			if k = textprotoKey(k); k != "" && httpguts.ValidTrailerHeader(k) {
 				w.declared = append(w.declared, k)
 			}
 		}
@@ -355,6 +356,12 @@ func (w *responseWriter) finish() {
 		w.sc.resetStream(w.str, ErrCodeInternalError)
 		return
 	}
+	// "A sender MUST NOT generate a trailer field unless the sender
+	// knows the corresponding header field name's definition permits the
+	// field to be sent in trailers." (RFC 9110, Section 6.5.1) The names
+	// httpguts.ValidTrailerHeader refuses (framing, routing,
+	// authentication, controls, content format) are dropped, as
+	// net/http's servers drop them (commit, and below).
 	trailer := make(http.Header)
 	for _, k := range w.declared {
 		if vs := w.header[k]; len(vs) > 0 {
@@ -363,7 +370,9 @@ func (w *responseWriter) finish() {
 	}
 	for k, vs := range w.header {
 		if strings.HasPrefix(k, http.TrailerPrefix) {
-			trailer[textprotoKey(strings.TrimPrefix(k, http.TrailerPrefix))] = vs
+			if k = textprotoKey(strings.TrimPrefix(k, http.TrailerPrefix)); httpguts.ValidTrailerHeader(k) {
+				trailer[k] = vs
+			}
 		}
 	}
 	if len(trailer) > 0 && w.err == nil {

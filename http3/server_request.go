@@ -163,8 +163,10 @@ func newServerRequest(fields []qpack.HeaderField, extendedConnect bool) (*http.R
 		// has a mandatory authority component (including "http" and
 		// "https"), the request MUST contain either an :authority
 		// pseudo-header field or a Host header field. If these fields
-		// are present, they MUST NOT be empty." (Section 4.3.1)
-		if (p.scheme == "http" || p.scheme == "https") && host == "" {
+		// are present, they MUST NOT be empty." (Section 4.3.1) "schemes
+		// are case-insensitive" (RFC 3986, Section 3.1): "HTTPS" is
+		// https.
+		if (strings.EqualFold(p.scheme, "http") || strings.EqualFold(p.scheme, "https")) && host == "" {
 			return nil, streamError(ErrCodeMessageError, "missing :authority and host")
 		}
 		if u, err = parseRequestPath(p.method, p.path); err != nil {

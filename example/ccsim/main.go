@@ -1,7 +1,7 @@
 // Command ccsim runs the congestion-control scenarios of internal/ccsim
 // on the deterministic network simulator and prints, for each scenario
 // and controller, the link utilisation, goodput, average queueing delay
-// and fairness as a Markdown table: the table of the README.
+// and fairness as a Markdown table: the table of docs/performance.md.
 //
 // Usage:
 //

@@ -13,7 +13,7 @@
 // idle-connection benchmark (10,000 connections, -args -idleconns=N to
 // change) takes longer than 2 s, so it runs once per -count.
 //
-// TestPerf (perf_test.go, Linux, run by make perf) prints the README's
+// TestPerf (perf_test.go, Linux, run by make perf) prints docs/performance.md's
 // performance table: ours, quic-go and crypto/tls over TCP, on loopback and
 // on a veth pair between two network namespaces.
 package interop

@@ -2,7 +2,7 @@
 
 package interop
 
-// TestPerf prints the performance table of the README: quicstack/quic
+// TestPerf prints the performance table of docs/performance.md: quicstack/quic
 // ("ours"), quic-go and Go's crypto/tls over TCP side by side, in one run
 // on one machine. It runs only with -perf (make perf):
 //
