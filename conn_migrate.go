@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"time"
-
-	"github.com/quicstack/quic/wire"
 )
 
 // Connection migration at the level of Conn and Transport.
@@ -148,13 +146,6 @@ func (c *Conn) publishPath() {
 		c.remote = net.UDPAddrFromAddrPort(p.addrs.remote)
 	}
 	c.mu.Unlock()
-	if st.role == wire.RoleServer && p.validated && st.paths.migrations > 0 && p.addrs.remote.IsValid() && c.t.tokens != nil && st.closeState == stateActive {
-		// "After verifying a new client address, the server SHOULD send
-		// new address validation tokens (Section 8) to the client."
-		// (RFC 9000, Section 9.3)
-		st.newToken, st.newTokenFor = nil, tokenMint{c.t.tokens, p.addrs.remote.Addr()}
-		st.newTokenToSend = true
-	}
 }
 
 // localAddrPort returns the Transport's local address, as paths know it.

@@ -664,3 +664,22 @@ func (c *connState) closeFitsPath(size int) bool {
 	p.sent += uint64(size)
 	return true
 }
+
+// newTokenAfterMigration queues a NEW_TOKEN frame for the client's new
+// address once a server's active path is validated after a migration:
+// "After verifying a new client address, the server SHOULD send new
+// address validation tokens (Section 8) to the client." (RFC 9000,
+// Section 9.3) It looks at the active path before each datagram is
+// built, and acts once per path that becomes active and validated.
+func (c *connState) newTokenAfterMigration() {
+	p := c.activePath()
+	if p.addrs == c.tokenPath && p.validated == c.tokenPathOK {
+		return
+	}
+	c.tokenPath, c.tokenPathOK = p.addrs, p.validated
+	if c.role == wire.RoleServer && p.validated && c.paths.migrations > 0 && p.addrs.remote.IsValid() &&
+		c.newTokenFor.tokens != nil && c.closeState == stateActive {
+		c.newToken, c.newTokenFor = nil, tokenMint{c.newTokenFor.tokens, p.addrs.remote.Addr()}
+		c.newTokenToSend = true
+	}
+}

@@ -206,15 +206,16 @@ func TestSimStatelessReset(t *testing.T) {
 				t.Fatal("server's stateless_reset_token is not derived from the key")
 			}
 			// The server reboots: a fresh endpoint at its address that
-			// knows the key and no connection.
+			// knows the key and no connection; it answers short-header
+			// datagrams with stateless resets (endpoint.statelessReset).
 			rs, _ := handshake.NewStatelessResetter(tt.resetKey)
-			reset := &resetEndpoint{resetter: rs}
+			reset := &simEndpoint{t: t, serverCfg: (*Config)(nil).withDefaults(), resetter: rs, seed: 48, buf: make([]byte, 0, 1500)}
 			p.snode.Detach()
 			p.snode = p.net.Attach(netsim.Addr{Host: 2, Port: 443}, reset)
 			s, _, _ := p.client.c.streams.openStream(true)
 			simWrite(s, []byte("hello?"))
 			p.run(t, time.Minute, func() bool { return p.client.c.closeState == stateClosed })
-			if reset.sent == 0 {
+			if reset.stats.resetsSent.Load() == 0 {
 				t.Fatal("no stateless reset sent")
 			}
 			var se *StatelessResetError
@@ -234,40 +235,3 @@ func TestSimStatelessReset(t *testing.T) {
 	}
 }
 
-// resetEndpoint is a server without connections: it answers every
-// short-header datagram with a stateless reset (RFC 9000, Section 10.3),
-// "a packet with a short header" whose last 16 bytes are the token,
-// smaller than the datagram it answers.
-type resetEndpoint struct {
-	resetter       *handshake.StatelessResetter
-	pending        [][]byte
-	to             []netsim.Addr
-	received, sent int
-}
-
-func (e *resetEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
-	e.received++
-	if wire.IsLongHeader(d.Payload[0]) || len(d.Payload) < 1+8+handshake.MinStatelessResetLen {
-		return
-	}
-	cid := wire.NewConnectionID(d.Payload[1:9])
-	b := make([]byte, len(d.Payload)-1)
-	rand.Read(b)
-	b[0] = 0x40 | b[0]&0x3f
-	tok := e.resetter.Token(cid)
-	copy(b[len(b)-16:], tok[:])
-	e.pending = append(e.pending, b)
-	e.to = append(e.to, d.Src)
-}
-
-func (e *resetEndpoint) HandleTimeout(time.Time) {}
-
-func (e *resetEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
-	for i, b := range e.pending {
-		out.Send(e.to[i], b, netsim.NotECT)
-		e.sent++
-	}
-	e.pending, e.to = nil, nil
-}
-
-func (e *resetEndpoint) NextDeadline() time.Time { return time.Time{} }

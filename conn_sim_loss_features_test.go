@@ -9,84 +9,16 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// retrySimServer is a simulated server that validates the client's
-// address with a Retry (RFC 9000, Section 8.1.2) before it creates the
-// connection, as a Listener requiring address validation does. Its token
-// is the original Destination Connection ID after a "retry" prefix.
-type retrySimServer struct {
-	*simEndpoint
-	scid    wire.ConnectionID
-	pending [][]byte // Retry packets to send
-	retries int
-	// initialPNs are the packet numbers of the client's Initial packets,
-	// in arrival order, with whether each carried a token.
-	initialPNs []wire.PacketNumber
-	withToken  []bool
-}
-
-const retrySimTokenPrefix = "retry"
-
-func (r *retrySimServer) HandleDatagram(now time.Time, d *netsim.Datagram) {
-	if r.dropIn != nil && r.dropIn(now, d) {
-		r.droppedIn++
-		return
-	}
-	hdr, _, err := wire.ParseLongHeader(d.Payload)
-	if err == nil && hdr.Type == wire.PacketTypeInitial && r.c == nil {
-		r.peer = d.Src
-		if len(hdr.Token) == 0 {
-			r.retries++
-			tok := append([]byte(retrySimTokenPrefix), hdr.DstConnID.Bytes()...)
-			r.pending = append(r.pending, makeRetry(hdr.Version, hdr.SrcConnID, hdr.DstConnID, r.scid, tok))
-			return
-		}
-		odcid := wire.NewConnectionID(hdr.Token[len(retrySimTokenPrefix):])
-		c, err := newConnState(now, wire.RoleServer, r.serverCfg, connParams{
-			tls: r.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
-			origDstConnID: odcid, initialKeyConnID: hdr.DstConnID, version: hdr.Version, seed: r.seed,
-			retrySrcConnID: r.scid, hasRetrySrcConnID: true, addressValidated: true,
-		})
-		if err != nil {
-			r.t.Fatalf("server connection: %v", err)
-		}
-		r.c = c
-	}
-	if r.c == nil {
-		return
-	}
-	r.c.handleDatagram(now, d.Payload, 0)
-}
-
-func (r *retrySimServer) PollTransmit(now time.Time, out *netsim.Outbox) {
-	for _, d := range r.pending {
-		out.Send(r.peer, d, netsim.NotECT)
-	}
-	r.pending = nil
-	r.simEndpoint.PollTransmit(now, out)
-}
-
-// newRetrySimPair is newSimPairOpts with a server that sends Retry.
-func newRetrySimPair(t *testing.T, seed uint64) (*simPair, *retrySimServer) {
+// newRetrySimPair is newSimPairOpts with a server whose endpoint
+// validates every client's address with a Retry first (RFC 9000,
+// Section 8.1.2), as a Transport whose RequireAddressValidation always
+// says so.
+func newRetrySimPair(t *testing.T, seed uint64) *simPair {
 	t.Helper()
 	ctls, stls := testTLS(t)
-	sim := netsim.NewSim()
-	n := netsim.NewNetwork(sim, seed)
-	p := &simPair{sim: sim, net: n, path: n.Connect(1, 2, testLink, testLink)}
-	caddr, saddr := netsim.Addr{Host: 1, Port: 5000}, netsim.Addr{Host: 2, Port: 443}
-	dcid := wire.NewConnectionID([]byte{0xd1, 1, 2, 3, 4, 5, 6, byte(seed)})
-	cc, err := newConnState(sim.Now(), wire.RoleClient, (*Config)(nil).withDefaults(), connParams{
-		tls: ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
-		version: wire.Version1, seed: seed,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.client = &simEndpoint{t: t, c: cc, peer: saddr, buf: make([]byte, 0, 1500)}
-	p.server = &simEndpoint{t: t, serverCfg: (*Config)(nil).withDefaults(), serverTLS: stls, seed: seed + 1, buf: make([]byte, 0, 1500)}
-	rs := &retrySimServer{simEndpoint: p.server, scid: wire.NewConnectionID([]byte{0x5e, 0xe0, 1, 2, 3, 4, 5, 6})}
-	p.snode = n.Attach(saddr, rs)
-	p.cnode = n.Attach(caddr, p.client)
-	return p, rs
+	p := newSimPairOpts(t, testLink, seed, simPairOpts{ctls: ctls, stls: stls})
+	p.server.requireRetry = true
+	return p
 }
 
 // A lost Retry (RFC 9000, Section 17.2.5): the client, which never saw it,
@@ -97,7 +29,7 @@ func newRetrySimPair(t *testing.T, seed uint64) (*simPair, *retrySimServer) {
 // packet"), and the handshake completes with the Retry's connection IDs
 // checked by both sides (Section 7.3).
 func TestSimRetryLost(t *testing.T) {
-	p, rs := newRetrySimPair(t, 90)
+	p := newRetrySimPair(t, 90)
 	retriesSeen := 0
 	p.client.dropIn = func(_ time.Time, d *netsim.Datagram) bool {
 		if wire.IsLongHeader(d.Payload[0]) {
@@ -121,8 +53,8 @@ func TestSimRetryLost(t *testing.T) {
 		return false
 	}
 	p.connect(t)
-	if rs.retries != 2 || p.client.droppedIn != 1 {
-		t.Fatalf("server sent %d Retry packets, client lost %d; want 2 and 1", rs.retries, p.client.droppedIn)
+	if n := p.server.stats.retriesSent.Load(); n != 2 || p.client.droppedIn != 1 {
+		t.Fatalf("server sent %d Retry packets, client lost %d; want 2 and 1", n, p.client.droppedIn)
 	}
 	if !p.client.c.hasRetried {
 		t.Fatal("client did not follow the second Retry")

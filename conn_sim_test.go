@@ -10,6 +10,8 @@ import (
 	"crypto/x509/pkix"
 	"io"
 	"math/big"
+	mathrand "math/rand/v2"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -63,6 +65,17 @@ type simEndpoint struct {
 	serverTLS *tls.Config
 	seed      uint64
 	resetter  *handshake.StatelessResetter // for the server's connState
+	// ep is a server's real endpoint (endpoint.go), made at its first
+	// datagram: it accepts the connection, or answers with Retry
+	// (requireRetry), Version Negotiation or a stateless reset while
+	// there is none. answers holds those answers until the next poll,
+	// stats the endpoint's counters, received counts the datagrams
+	// received.
+	ep           *endpoint
+	requireRetry bool
+	answers      []simAnswer
+	stats        transportCounters
+	received     int
 
 	// Test hooks: dropIn and dropOut, if set, drop the datagrams they
 	// return true for, received or sent; inject holds datagrams to send
@@ -95,35 +108,92 @@ func simAddr(ap netip.AddrPort) netsim.Addr {
 
 func (e *simEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
 	e.lastNow = now
+	e.received++
 	if e.dropIn != nil && e.dropIn(now, d) {
 		e.droppedIn++
 		return
 	}
-	if e.c == nil {
-		e.acceptFirst(now, d)
-		if e.c == nil {
-			return
-		}
+	if e.c == nil && !e.acceptFirst(now, d) {
+		return
 	}
 	e.c.handleDatagramOn(now, pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, d.Payload, ackhandler.ECNMark(d.ECN))
 }
 
-func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) {
-	hdr, _, err := wire.ParseLongHeader(d.Payload)
-	if err != nil || hdr.Type != wire.PacketTypeInitial {
-		return
+// simAnswer is a datagram a server's endpoint answers with.
+type simAnswer struct {
+	to netsim.Addr
+	b  []byte
+}
+
+// simTokenKey protects the simulated servers' address tokens.
+var simTokenKey = bytes.Repeat([]byte{0x70}, 32)
+
+// endpoint returns the server's endpoint, making it at the first call:
+// the code a Transport runs, with the simulation's seed for its random
+// bytes and predictable connection IDs.
+func (e *simEndpoint) endpoint() *endpoint {
+	if e.ep != nil {
+		return e.ep
 	}
-	c, err := newConnState(now, wire.RoleServer, e.serverCfg, connParams{
-		tls: e.serverTLS, connIDGen: &testConnIDGen{next: 0x5000}, peerConnID: hdr.SrcConnID,
-		origDstConnID: hdr.DstConnID, version: hdr.Version, seed: e.seed, statelessReset: e.resetter,
-		path: pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, preferredAddress: e.preferred,
-		maxRecvPayload: e.maxRecvPayload, ecn: e.ecn,
-	})
+	tokens, err := handshake.NewTokenProtector(simTokenKey)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	rng := mathrand.New(mathrand.NewPCG(e.seed, 0x5e))
+	e.ep = &endpoint{
+		cidGen: &testConnIDGen{next: 0x5000}, tokens: tokens,
+		replay:        NewTokenReplayGuard(DefaultTokenReplayCapacity),
+		resetter:      func() *handshake.StatelessResetter { return e.resetter },
+		maxHandshakes: 1024,
+		random: func(b []byte) {
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+		},
+		stats: &e.stats,
+	}
+	if e.requireRetry {
+		e.ep.requireValidation = func(net.Addr) bool { return true }
+	}
+	return e.ep
+}
+
+// acceptFirst hands a datagram that arrived while the server has no
+// connection to its endpoint, which starts the connection or answers. It
+// reports whether the new connection is to process the datagram.
+func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) bool {
+	cid, err := wire.ParseDestConnectionID(d.Payload, 8)
+	if err != nil {
+		return false
+	}
+	ep := e.endpoint()
+	ls := listenState{versions: e.serverCfg.Versions, allow0RTT: e.serverCfg.Allow0RTT}
+	r := ep.handleUnrouted(now, d.Payload, cid, net.UDPAddrFromAddrPort(d.Src.AddrPort()), &ls, make([]byte, 0, packetBufferSize))
+	switch r.outcome {
+	case outcomeSend:
+		e.answers = append(e.answers, simAnswer{d.Src, r.send})
+		return false
+	case outcomeAccept:
+	default:
+		return false // dropped; 0-RTT before its Initial is not kept
+	}
+	cp := r.accept.params
+	cp.tls, cp.seed = e.serverTLS, e.seed
+	cp.path = pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}
+	cp.preferredAddress, cp.maxRecvPayload, cp.ecn = e.preferred, e.maxRecvPayload, e.ecn
+	c, err := newConnState(now, wire.RoleServer, e.serverCfg, cp)
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)
 	}
+	if r.accept.token == tokenInvalidRetry {
+		// As Listener.startConnection: INVALID_TOKEN (RFC 9000,
+		// Section 8.1.2).
+		c.bytesReceived = uint64(len(d.Payload))
+		c.closeWithError(now, &wire.TransportError{Code: wire.InvalidToken, Reason: "invalid Retry token"})
+	}
 	e.c = c
 	e.peer = d.Src
+	return r.accept.token != tokenInvalidRetry
 }
 
 func (e *simEndpoint) HandleTimeout(now time.Time) {
@@ -139,6 +209,10 @@ func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 		out.Send(e.peer, d, netsim.NotECT)
 	}
 	e.inject = nil
+	for _, a := range e.answers {
+		out.Send(a.to, a.b, netsim.NotECT)
+	}
+	e.answers = nil
 	if e.c == nil {
 		return
 	}

@@ -188,7 +188,11 @@ type connState struct {
 	newTokenToSend bool
 	newToken       []byte
 	newTokenFor    tokenMint
-	tokenKey       string
+	// tokenPath and tokenPathOK are the active path and whether it was
+	// validated when newTokenAfterMigration last looked (conn_path.go).
+	tokenPath   pathAddrs
+	tokenPathOK bool
+	tokenKey    string
 
 	obs connObs // statistics and tracing (tracer_events.go)
 }

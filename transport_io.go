@@ -66,10 +66,6 @@ func (t *Transport) SocketInfo() SocketInfo {
 // fails or the Transport closes.
 func (t *Transport) readLoop() {
 	defer t.wg.Done()
-	// The zero time fills the stateless reset budget at the first batch:
-	// a restarted server's first second is when its lost connections'
-	// peers most need resets.
-	var lastReset time.Time
 	ms := make([]rxMessage, t.sock.readBatchLen())
 	size := t.sock.rxBufferSize()
 	defer func() {
@@ -106,11 +102,8 @@ func (t *Transport) readLoop() {
 			t.shutdown(0)
 			return
 		}
-		// One clock reading per batch.
-		if now := time.Now(); now.Sub(lastReset) > time.Second {
-			lastReset = now
-			t.resetBudget.Store(100)
-		}
+		// One clock reading per batch, for the endpoint.
+		t.rxNow = time.Now()
 		for i := 0; i < n; i++ {
 			t.deliver(&ms[i])
 		}
