@@ -234,4 +234,3 @@ func TestSimStatelessReset(t *testing.T) {
 		})
 	}
 }
-

@@ -51,6 +51,7 @@
 //
 //	application ── Conn, Stream, SendStream, ReceiveStream (this package)
 //	              Transport: UDP socket, routing by connection ID
+//	              endpoint: what to do with a datagram no connection owns
 //	              connState: the protocol state machine of one connection
 //	protocol    ── wire/        bytes <-> headers, frames, transport parameters
 //	              handshake/   TLS 1.3 through crypto/tls, packet protection, key update
@@ -64,9 +65,12 @@
 // buffer, parses the destination connection ID (without allocating),
 // looks it up in a sharded table and hands the datagram to that
 // connection's bounded queue; if the queue is full the datagram is dropped
-// and counted, so a slow connection never blocks the others. Unknown long
-// headers go to the Listener (new connections) or get a Version
-// Negotiation packet; unknown short headers get a stateless reset. The
+// and counted, so a slow connection never blocks the others. A datagram
+// no connection owns goes to the endpoint, a state machine like the
+// connection's, which decides, given the time, to start a connection
+// (with the state its address token validated), to answer with a Retry,
+// a Version Negotiation packet or a stateless reset, to keep 0-RTT data
+// that overtook its Initial, or to drop it. The
 // connection's goroutine removes header protection, decrypts in place,
 // parses the frames straight from the buffer and updates its state;
 // stream data is copied once, into the stream's reassembly buffer, and
@@ -92,8 +96,10 @@
 // buffers under the stream's mutex, the stream map (open, accept) under
 // its own mutex, the datagram queues, and a non-blocking wake-up channel.
 // No lock is held while another is taken, so there is no lock order to
-// get wrong. Everything that reads the clock or the socket is in conn.go,
-// conn_park.go and transport.go.
+// get wrong. The endpoint, like connState, is handed the time and
+// datagrams; only the goroutines that carry datagrams and time between
+// the socket, the endpoint and the connections read the clock or touch
+// the socket.
 //
 // A connection that neither received nor sent a datagram for a second
 // releases what it can make again (its expanded 1-RTT keys, sent-packet
@@ -108,3 +114,40 @@
 // *StreamError. The package never reads environment variables and never
 // writes to the global logger.
 package quic
+
+// The map of the files, for maintainers (not part of the package
+// documentation). TestDocSansIO checks it: the files listed under
+// "Driver files" exist, and every other file of this package, and every
+// file of ackhandler, congestion, flowcontrol, handshake and wire, never
+// reads the clock (time.Now, time.Since, time.Until, timers, sleeps),
+// never opens a socket (net.Dial*, net.Listen*), imports neither os nor
+// syscall nor x/sys, and starts no goroutine.
+//
+// The way of a datagram from the socket to its connection:
+//
+//	Transport.readLoop   (transport_io.go) reads a batch, one clock reading
+//	Transport.deliver    (transport_io.go) splits GRO runs by connection ID
+//	Transport.route      (transport.go)    connection-ID table lookup
+//	                                       (packet_handler_map.go, 64
+//	                                       sharded locks, no allocation);
+//	                                       stateless-reset tokens
+//	                                       (reset_tokens.go)
+//	Conn.enqueue         (conn_io.go)      the connection's bounded queue
+//	Conn.run             (conn.go)         the connection's goroutine
+//	connState.handleDatagramOn (conn_path.go, conn_recv.go) the core
+//
+// or, when no connection owns it:
+//
+//	Transport.handleUnrouted (transport.go) asks the endpoint, then does
+//	                                       what it decided:
+//	endpoint.handleUnrouted  (endpoint.go) the decision, sans-IO
+//	Listener.startConnection (listener.go) a new connection
+//
+// Core files (sans-IO): connState and its parts (conn_*.go but the
+// driver files below), the endpoint (endpoint*.go), streams' state
+// (stream_*.go), and the protocol packages.
+//
+// Driver files (may read the clock, touch the socket, start goroutines):
+// conn.go, conn_io.go, conn_park.go, conn_runner.go, closed_conn.go,
+// listener.go, transport.go, transport_io.go, stream.go, sys_conn.go,
+// sys_conn_linux.go, sys_conn_other.go, sys_conn_errors_windows.go.

@@ -3,7 +3,6 @@ package quic
 import (
 	"crypto/rand"
 	"net"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -100,21 +99,6 @@ type acceptDecision struct {
 	params connParams
 }
 
-// Lifetimes of address tokens: Retry tokens are used one round trip after
-// they are made; NEW_TOKEN tokens serve later connections.
-const (
-	retryTokenLifetime    = 10 * time.Second
-	newTokenTokenLifetime = 24 * time.Hour
-)
-
-type tokenVerdict uint8
-
-const (
-	tokenNone         tokenVerdict = iota // no usable token: address not validated
-	tokenValid                            // the address is validated
-	tokenInvalidRetry                     // a Retry token that fails: INVALID_TOKEN
-)
-
 // handleUnrouted decides what to do with datagram d from peer whose
 // Destination Connection ID cid routes to no connection and, for a short
 // header, whose last 16 bytes are no stateless reset token of ours. Answers
@@ -140,73 +124,6 @@ func (e *endpoint) handleUnrouted(now time.Time, d []byte, cid wire.ConnectionID
 		return endpointResult{drop: DropUnsupportedVersion}
 	}
 	return e.newConnection(now, d, peer, l, out)
-}
-
-// versionNegotiation answers a long-header packet of an unknown version
-// (RFC 9000, Section 6.1): "A server sends a Version Negotiation packet in
-// response to each packet that might initiate a new connection". Only
-// datagrams of at least 1200 bytes get one, since only those can start a
-// connection, which keeps the answer from amplifying an attack. It
-// returns nil when there is nothing to send.
-func (e *endpoint) versionNegotiation(d []byte, hdr wire.InvariantHeader, versions []wire.Version, out []byte) []byte {
-	if len(d) < minInitialPacketSize || hdr.Version == wire.VersionNegotiationVersion {
-		return nil
-	}
-	var r [5]byte
-	e.random(r[:])
-	list := make([]wire.Version, 0, len(versions)+1)
-	for _, v := range versions {
-		if v.IsSupported() {
-			list = append(list, v)
-		}
-	}
-	list = append(list, greaseVersion(r[1:], hdr.Version))
-	e.stats.versionNegotiationsSent.Add(1)
-	return wire.AppendVersionNegotiation(out[:0], 0x40|r[0], hdr.SrcConnID, hdr.DstConnID, list)
-}
-
-// greaseVersion returns a reserved version (0x?a?a?a?a) made of random
-// bytes, for Version Negotiation packets: "Endpoints MAY add reserved
-// versions to any field where unknown or unsupported versions are
-// ignored to test that a peer correctly ignores the value." (RFC 9000,
-// Section 15). It is never the client's version: a client "MUST discard a
-// Version Negotiation packet that lists the QUIC version selected by the
-// client" (Section 6.2), so a fixed value would make a client offering it
-// (to solicit Version Negotiation, Section 6.3) ignore the answer.
-func greaseVersion(random []byte, client wire.Version) wire.Version {
-	v := wire.Version(uint32(random[0])<<24|uint32(random[1])<<16|uint32(random[2])<<8|uint32(random[3]))&0xf0f0f0f0 | 0x0a0a0a0a
-	if v == client {
-		v ^= 0x10000000
-	}
-	return v
-}
-
-// statelessReset answers a short-header packet for an unknown connection
-// ID with a stateless reset (RFC 9000, Section 10.3), or returns nil. It
-// is smaller than the packet that triggered it ("An endpoint MUST NOT send
-// a stateless reset that is three times or more larger than the packet it
-// receives"; being smaller also prevents two endpoints from resetting each
-// other forever, Section 10.3.3), at least 21 bytes long so that it looks
-// like a short-header packet, and rate-limited.
-func (e *endpoint) statelessReset(now time.Time, d []byte, cid wire.ConnectionID, out []byte) []byte {
-	size := min(len(d)-1, 42)
-	if size < handshake.MinStatelessResetLen || cid.Len() == 0 {
-		return nil
-	}
-	if now.Sub(e.resetRefill) > time.Second {
-		e.resetRefill, e.resetBudget = now, statelessResetsPerSecond
-	}
-	e.resetBudget--
-	if e.resetBudget < 0 || (e.routedElsewhere != nil && e.routedElsewhere(cid)) {
-		return nil
-	}
-	b := out[:size] // out has room for a datagram
-	e.random(b[:size-wire.StatelessResetTokenLen])
-	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
-	token := e.resetter().Token(cid)
-	copy(b[size-wire.StatelessResetTokenLen:], token[:])
-	e.stats.resetsSent.Add(1)
-	return b
 }
 
 // newConnection decides about a long-header packet of a version the
@@ -260,73 +177,6 @@ func (e *endpoint) newConnection(now time.Time, d []byte, peer net.Addr, l *list
 		a.params.newToken = tokenMint{e.tokens, ap.Addr()}
 	}
 	return endpointResult{outcome: outcomeAccept, accept: a}
-}
-
-// checkToken validates the token of a client's first Initial packet
-// (RFC 9000, Section 8.1.3) from the address ap (apOK: known) and, for a
-// valid Retry token, sets the connection IDs the server must echo in its
-// transport parameters (Section 7.3): original_destination_connection_id
-// is the Destination Connection ID of the Initial the Retry answered, and
-// retry_source_connection_id the Retry's Source Connection ID, which is
-// this Initial's Destination Connection ID. The Initial keys still come
-// from this Initial's Destination Connection ID.
-func (e *endpoint) checkToken(now time.Time, hdr wire.LongHeader, ap netip.AddrPort, apOK bool, cp *connParams) tokenVerdict {
-	if len(hdr.Token) == 0 || !apOK {
-		return tokenNone
-	}
-	tok, err := e.tokens.Open(hdr.Token, ap, now, retryTokenLifetime, newTokenTokenLifetime)
-	if handshake.IsRetryToken(hdr.Token) {
-		if err != nil || tok.RetrySrcConnID != hdr.DstConnID {
-			return tokenInvalidRetry
-		}
-		cp.initialKeyConnID = hdr.DstConnID
-		cp.origDstConnID = tok.OriginalDestConnID
-		cp.retrySrcConnID, cp.hasRetrySrcConnID = tok.RetrySrcConnID, true
-		cp.addressValidated = true
-		return tokenValid
-	}
-	if err != nil {
-		// "If the token is invalid, the server SHOULD proceed as if the
-		// client did not have a validated address" (Section 8.1.3).
-		return tokenNone
-	}
-	// "Tokens that are provided in NEW_TOKEN frames ... SHOULD NOT be
-	// accepted multiple times." (Section 8.1.4)
-	if !e.replay.UseToken(tok.ID, tok.IssuedAt.Add(newTokenTokenLifetime), now) {
-		e.stats.tokensReplayed.Add(1)
-		return tokenNone
-	}
-	cp.addressValidated = true
-	return tokenValid
-}
-
-// needRetry decides whether to validate a client's address with Retry.
-func (e *endpoint) needRetry(peer net.Addr, l *listenState) bool {
-	if f := e.requireValidation; f != nil {
-		return f(peer)
-	}
-	return l.handshakes >= e.maxHandshakes/2
-}
-
-// retry answers a client's first Initial with a Retry packet (RFC 9000,
-// Section 17.2.5) carrying a token that binds the client's address, its
-// original Destination Connection ID and the new Source Connection ID the
-// client must use, integrity-protected as RFC 9001, Section 5.8
-// specifies. Nothing is kept: the token carries the state.
-func (e *endpoint) retry(now time.Time, hdr wire.LongHeader, ap netip.AddrPort, apOK bool, out []byte) []byte {
-	if !apOK {
-		return nil
-	}
-	scid, err := e.cidGen.GenerateConnectionID()
-	if err != nil {
-		return nil
-	}
-	r := wire.RetryPacket{Version: hdr.Version, DstConnID: hdr.SrcConnID, SrcConnID: scid,
-		Token: e.tokens.AppendRetryToken(nil, now, ap, hdr.DstConnID, scid)}
-	b := r.Append(out[:0])
-	b = handshake.AppendRetryIntegrityTag(b[:len(b)-wire.RetryIntegrityTagLen], hdr.Version, hdr.DstConnID.Bytes())
-	e.stats.retriesSent.Add(1)
-	return b
 }
 
 // cryptoRandom fills b from crypto/rand.
