@@ -29,14 +29,14 @@ import (
 // it, or its Transport closes (with an application close of code 0). From
 // then on every call in progress and every later one on the Conn and its
 // streams (AcceptStream, AcceptUniStream, OpenStreamSync,
-// OpenUniStreamSync, ReceiveDatagram, Drain, and the streams' Read and
+// OpenUniStreamSync, ReceiveDatagram, WaitAcked, and the streams' Read and
 // Write) returns the connection's error at once: an *ApplicationError or a
 // *TransportError (Remote tells which side closed), an *IdleTimeoutError,
 // a *HandshakeTimeoutError or a *StatelessResetError, the cause of
 // Context too. A Read first returns the data that arrived before. What
 // was written and not yet acknowledged is discarded with the connection
 // ("an endpoint that sends a CONNECTION_CLOSE frame ... [discards] stream
-// data not yet delivered", RFC 9000, Section 10.2): Drain first to deliver
+// data not yet delivered", RFC 9000, Section 10.2): WaitAcked first to deliver
 // it. CloseWithError returns once the CONNECTION_CLOSE is sent, and at
 // once if the connection already ended; only the first close counts.
 type Conn struct {
@@ -49,7 +49,7 @@ type Conn struct {
 	resetTokens []wire.StatelessResetToken
 
 	inbound inboundQueue
-	drain   drainState // Conn.Drain
+	drain   drainState // Conn.WaitAcked
 	wakeCh  chan struct{}
 	// srcAddr is the address the peer's datagrams were last sent to, where
 	// a server's replies leave from on a wildcard socket (run goroutine

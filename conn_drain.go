@@ -7,26 +7,29 @@ import (
 	"sync/atomic"
 )
 
-// drainState lets application goroutines wait, through Conn.Drain, until
-// the peer acknowledged everything written on the connection's streams.
+// drainState lets application goroutines wait, through Conn.WaitAcked,
+// until the peer acknowledged everything written on the connection's
+// streams. (It is not the draining state of RFC 9000, Section 10.2.2,
+// which is closeState's stateDraining, conn_close.go.)
 type drainState struct {
 	waiting atomic.Int32 // waiters, so that the run loop checks only then
 	mu      sync.Mutex
 	waiters []chan struct{}
 }
 
-// Drain waits until every byte and FIN written on the connection's
+// WaitAcked waits until every byte and FIN written on the connection's
 // streams has been acknowledged by the peer (streams that were reset do
 // not count), or until ctx ends or the connection does. CloseWithError
 // sends CONNECTION_CLOSE at once, and "an endpoint that sends a
 // CONNECTION_CLOSE frame ... [discards] stream data not yet delivered"
 // (RFC 9000, Section 10.2): a server ending a connection gracefully, such
-// as an HTTP/3 server after GOAWAY, calls Drain first so that responses
-// still in flight arrive. It returns nil at once, without disturbing the
-// connection, when nothing waits for an acknowledgement; ctx.Err() when
-// ctx ends first and the connection's error when it closes first. A call
-// that returns leaves nothing behind.
-func (c *Conn) Drain(ctx context.Context) error {
+// as an HTTP/3 server after GOAWAY, calls WaitAcked first so that
+// responses still in flight arrive. It returns nil at once, without
+// disturbing the connection, when nothing waits for an acknowledgement;
+// ctx.Err() when ctx ends first and the connection's error when it closes
+// first. A call that returns leaves nothing behind. Multiple goroutines
+// may call it simultaneously.
+func (c *Conn) WaitAcked(ctx context.Context) error {
 	if err := context.Cause(c.ctx); err != nil {
 		return err
 	}
@@ -56,6 +59,13 @@ func (c *Conn) Drain(ctx context.Context) error {
 		return context.Cause(c.ctx)
 	}
 }
+
+// Drain is WaitAcked.
+//
+// Deprecated: Drain has nothing to do with the draining state of RFC 9000,
+// Section 10.2.2, which its name suggests; use WaitAcked. Drain will be
+// removed in the next release.
+func (c *Conn) Drain(ctx context.Context) error { return c.WaitAcked(ctx) }
 
 // remove forgets the waiter ch, if checkDrained has not released it.
 func (d *drainState) remove(ch chan struct{}) {

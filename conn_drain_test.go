@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// Drain returns once the peer acknowledged everything written, so that a
+// WaitAcked returns once the peer acknowledged everything written, so that a
 // CONNECTION_CLOSE sent right after does not cut off a response: the
 // client reads the whole 2 MB although the server closed the connection
-// as soon as Drain returned.
+// as soon as WaitAcked returned.
 func TestUDPDrainBeforeClose(t *testing.T) {
 	ctls, stls := testTLS(t)
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -42,7 +42,7 @@ func TestUDPDrainBeforeClose(t *testing.T) {
 		io.ReadAll(s)
 		s.Write(make([]byte, size))
 		s.CloseWrite()
-		err = c.Drain(ctx)
+		err = c.WaitAcked(ctx)
 		c.CloseWithError(0, "done")
 		drained <- err
 	}()
@@ -61,13 +61,13 @@ func TestUDPDrainBeforeClose(t *testing.T) {
 		t.Fatalf("read %d of %d bytes: %v", n, size, err)
 	}
 	if err := <-drained; err != nil {
-		t.Fatalf("Drain: %v", err)
+		t.Fatalf("WaitAcked: %v", err)
 	}
-	// A Drain on a connection that ended returns its cause.
+	// A WaitAcked on a connection that ended returns its cause.
 	<-c.Context().Done()
 	dctx, dcancel := context.WithTimeout(ctx, time.Second)
 	defer dcancel()
-	if err := c.Drain(dctx); err == nil || err == context.DeadlineExceeded {
-		t.Fatalf("Drain on a closed connection: %v", err)
+	if err := c.WaitAcked(dctx); err == nil || err == context.DeadlineExceeded {
+		t.Fatalf("WaitAcked on a closed connection: %v", err)
 	}
 }

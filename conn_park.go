@@ -13,7 +13,7 @@ import (
 // goroutine through wake: a datagram the Transport routes to it, its next
 // deadline (a timer made with time.AfterFunc while it is parked), an
 // application call (stream data, a datagram, CloseWithError, Migrate,
-// Drain) or the Transport closing.
+// WaitAcked) or the Transport closing.
 //
 // The state stays owned by one goroutine at a time: a goroutine parks by
 // setting parked, and only the wake that clears it starts the next one;

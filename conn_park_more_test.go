@@ -135,7 +135,7 @@ func TestSynctestParkedStatsDrain(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if err := p.server.Drain(ctx); err != nil {
+		if err := p.server.WaitAcked(ctx); err != nil {
 			t.Fatalf("Drain: %v", err)
 		}
 		synctest.Wait()
