@@ -6,28 +6,7 @@ import (
 
 	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/internal/netsim"
-	"github.com/quicstack/quic/wire"
 )
-
-// newSimPairECN is newSimPair with sockets that mark and read ECN on both
-// sides: the datagrams carry the connections' marks.
-func newSimPairECN(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64) *simPair {
-	t.Helper()
-	ctls, stls := testTLS(t)
-	p := newSimPairTLS(t, link, cfg, seed, ctls, stls)
-	caddr, saddr := p.cnode.Addr(), p.snode.Addr()
-	dcid := wire.NewConnectionID([]byte{0xd0, 1, 2, 3, 4, 5, 6, 7})
-	cc, err := newConnState(p.sim.Now(), wire.RoleClient, cfg.withDefaults(), connParams{
-		tls: ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
-		version: wire.Version1, seed: seed, path: pathAddrs{local: caddr.AddrPort(), remote: saddr.AddrPort()}, ecn: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.client.c, p.client.ecn, p.server.ecn = cc, true, true
-	p.cnode.Wake()
-	return p
-}
 
 // dropECT makes e lose every datagram marked ECT(0) or ECT(1) that reaches
 // it, as a middlebox that drops ECN-capable packets does, and counts them.
@@ -54,7 +33,7 @@ func dropECT(e *simEndpoint) *int {
 func TestSimECNHandshakeOnECTDroppingPath(t *testing.T) {
 	for _, dir := range []string{"client to server", "server to client", "none"} {
 		t.Run(dir, func(t *testing.T) {
-			p := newSimPairECN(t, testLink, &Config{HandshakeIdleTimeout: 60 * time.Second}, 140)
+			p := newSimPairOpts(t, testLink, 140, simPairOpts{config: &Config{HandshakeIdleTimeout: 60 * time.Second}, ecn: true})
 			var dropped *int
 			switch dir {
 			case "client to server":

@@ -64,7 +64,7 @@ func FuzzClientConnAfterHandshake(f *testing.F) {
 		fuzzTLS.once.Do(func() { fuzzTLS.client, fuzzTLS.server = testTLS(t) })
 		wd := time.AfterFunc(30*time.Second, func() { panic("fuzz input took 30 s: the connection hangs") })
 		defer wd.Stop()
-		p := newSimPairTLS(t, netsim.LinkConfig{Delay: 10 * time.Millisecond}, fuzzConfig, 1, fuzzTLS.client, fuzzTLS.server)
+		p := newSimPairOpts(t, netsim.LinkConfig{Delay: 10 * time.Millisecond}, 1, simPairOpts{config: fuzzConfig, ctls: fuzzTLS.client, stls: fuzzTLS.server})
 		p.connect(t)
 		// The client has a request in flight, so that the server's
 		// frames for stream 0 and its flow control refer to something.

@@ -81,7 +81,7 @@ func FuzzServerConnAfterHandshake(f *testing.F) {
 		// milliseconds.
 		wd := time.AfterFunc(30*time.Second, func() { panic("fuzz input took 30 s: the connection hangs") })
 		defer wd.Stop()
-		p := newSimPairTLS(t, netsim.LinkConfig{Delay: 10 * time.Millisecond}, fuzzConfig, 1, fuzzTLS.client, fuzzTLS.server)
+		p := newSimPairOpts(t, netsim.LinkConfig{Delay: 10 * time.Millisecond}, 1, simPairOpts{config: fuzzConfig, ctls: fuzzTLS.client, stls: fuzzTLS.server})
 		p.connect(t)
 		fuzzServerConn(t, p, data)
 	})

@@ -160,7 +160,7 @@ func TestSimVersionNegotiation(t *testing.T) {
 	const unsupported wire.Version = 0x1a2a3a4a
 	run := func(t *testing.T, listed []wire.Version) *simPair {
 		t.Helper()
-		p := newSimPairVersion(t, &Config{Versions: []wire.Version{unsupported}}, unsupported, 24)
+		p := newSimPairOpts(t, testLink, 24, simPairOpts{client: &Config{Versions: []wire.Version{unsupported}}, version: unsupported})
 		vnServer := &vnEndpoint{versions: listed}
 		p.snode.Detach()
 		p.snode = p.net.Attach(netsim.Addr{Host: 2, Port: 443}, vnServer)
@@ -209,24 +209,6 @@ func TestSimVersionNegotiationAfterHandshake(t *testing.T) {
 	if c.closeState != stateActive {
 		t.Fatalf("client closed: %v", c.closeErr)
 	}
-}
-
-// newSimPairVersion is newSimPair for a client starting with version v.
-func newSimPairVersion(t *testing.T, cfg *Config, v wire.Version, seed uint64) *simPair {
-	t.Helper()
-	p := newSimPair(t, testLink, nil, seed)
-	ctls, _ := testTLS(t)
-	dcid := wire.NewConnectionID([]byte{0xd0, 9, 9, 9, 9, 9, 9, 9})
-	cc, err := newConnState(p.sim.Now(), wire.RoleClient, cfg.withDefaults(), connParams{
-		tls: ctls, connIDGen: &testConnIDGen{next: 0xc100}, peerConnID: dcid, origDstConnID: dcid,
-		version: v, seed: seed,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.client.c = cc
-	p.cnode.Wake()
-	return p
 }
 
 // vnEndpoint is a server that knows no connection: it answers every

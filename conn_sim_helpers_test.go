@@ -2,6 +2,7 @@ package quic
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"testing"
 	"time"
@@ -13,6 +14,68 @@ import (
 )
 
 // Helpers shared by the conn_sim_*_test.go files.
+
+// simPairOpts are the settings of a simulated pair (newSimPairOpts). The
+// zero value is a version 1 client and a server with default Configs, a
+// fresh certificate, no ECN and no Retry.
+type simPairOpts struct {
+	config         *Config // both sides' Config, unless client or server is set
+	client, server *Config
+	ctls, stls     *tls.Config // nil: testTLS
+	early          bool        // the client offers 0-RTT
+	version        wire.Version
+	token          []byte // the client's address token
+	retry          bool   // the server's endpoint validates the address with Retry first
+	ecn            bool   // both sockets mark and read ECN
+}
+
+// newSimPairOpts is the simulator's harness: a client connection and a
+// server endpoint (endpoint.go, which starts the server connection when
+// the client's Initial arrives) at addresses 1:5000 and 2:443, joined by
+// a path of link in each direction, with a network seeded by seed. Loss,
+// RTT, bandwidth, reordering and MTU are link's; the rest is o's.
+func newSimPairOpts(t testing.TB, link netsim.LinkConfig, seed uint64, o simPairOpts) *simPair {
+	t.Helper()
+	if o.ctls == nil || o.stls == nil {
+		o.ctls, o.stls = testTLS(t)
+	}
+	ccfg, scfg := o.config, o.config
+	if o.client != nil {
+		ccfg = o.client
+	}
+	if o.server != nil {
+		scfg = o.server
+	}
+	v := o.version
+	if v == 0 {
+		v = wire.Version1
+	}
+	sim := netsim.NewSim()
+	n := netsim.NewNetwork(sim, seed)
+	p := &simPair{sim: sim, net: n, path: n.Connect(1, 2, link, link)}
+	caddr, saddr := netsim.Addr{Host: 1, Port: 5000}, netsim.Addr{Host: 2, Port: 443}
+	dcid := wire.NewConnectionID([]byte{0xd0, 1, 2, 3, 4, 5, 6, 7})
+	cc, err := newConnState(sim.Now(), wire.RoleClient, ccfg.withDefaults(), connParams{
+		tls: o.ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
+		version: v, seed: seed, early: o.early, token: o.token, ecn: o.ecn,
+		path: pathAddrs{local: caddr.AddrPort(), remote: saddr.AddrPort()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.client = &simEndpoint{t: t, c: cc, peer: saddr, buf: make([]byte, 0, 1500), ecn: o.ecn}
+	p.server = &simEndpoint{t: t, serverCfg: scfg.withDefaults(), serverTLS: o.stls, seed: seed + 1, buf: make([]byte, 0, 1500),
+		ecn: o.ecn, requireRetry: o.retry}
+	p.snode = n.Attach(saddr, p.server)
+	p.cnode = n.Attach(caddr, p.client)
+	return p
+}
+
+// newSimPair is newSimPairOpts with one Config for both sides.
+func newSimPair(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64) *simPair {
+	t.Helper()
+	return newSimPairOpts(t, link, seed, simPairOpts{config: cfg})
+}
 
 // confirmed reports whether both ends confirmed the handshake.
 func (p *simPair) confirmed() bool {

@@ -9,18 +9,6 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// newRetrySimPair is newSimPairOpts with a server whose endpoint
-// validates every client's address with a Retry first (RFC 9000,
-// Section 8.1.2), as a Transport whose RequireAddressValidation always
-// says so.
-func newRetrySimPair(t *testing.T, seed uint64) *simPair {
-	t.Helper()
-	ctls, stls := testTLS(t)
-	p := newSimPairOpts(t, testLink, seed, simPairOpts{ctls: ctls, stls: stls})
-	p.server.requireRetry = true
-	return p
-}
-
 // A lost Retry (RFC 9000, Section 17.2.5): the client, which never saw it,
 // sends its Initial again on its PTO; the server, which keeps no state,
 // answers with another Retry; the client follows that one, its packet
@@ -29,7 +17,7 @@ func newRetrySimPair(t *testing.T, seed uint64) *simPair {
 // packet"), and the handshake completes with the Retry's connection IDs
 // checked by both sides (Section 7.3).
 func TestSimRetryLost(t *testing.T) {
-	p := newRetrySimPair(t, 90)
+	p := newSimPairOpts(t, testLink, 90, simPairOpts{retry: true})
 	retriesSeen := 0
 	p.client.dropIn = func(_ time.Time, d *netsim.Datagram) bool {
 		if wire.IsLongHeader(d.Payload[0]) {

@@ -233,7 +233,7 @@ func runPathScenario(t *testing.T, seed uint64) *pathScenario {
 	// might need to send ack-eliciting packets to avoid an idle timeout
 	// if it is expecting response data").
 	ctls, stls := pathTestTLS(t)
-	p := newSimPairTLS(t, link, &Config{KeepAlivePeriod: pathKeepAlive(t)}, seed, ctls, stls)
+	p := newSimPairOpts(t, link, seed, simPairOpts{config: &Config{KeepAlivePeriod: pathKeepAlive(t)}, ctls: ctls, stls: stls})
 	s := &pathScenario{t: t, seed: seed, rng: rng, p: p, nextPort: 40000, nextLocal: 5001,
 		recv: map[netsim.Addr]int{}, sent: map[netsim.Addr]int{}, validated: map[netsim.Addr]bool{}}
 	caddr, saddr := p.cnode.Addr(), p.snode.Addr()

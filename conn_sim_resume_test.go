@@ -40,41 +40,6 @@ func resumeTLS(t testing.TB) (ctls, stls *tls.Config, cache *countingCache) {
 	return ctls, stls, cache
 }
 
-// simPairOpts are the settings of newSimPairOpts.
-type simPairOpts struct {
-	client, server *Config
-	ctls, stls     *tls.Config
-	early          bool // client offers 0-RTT
-	version        wire.Version
-	token          []byte
-}
-
-// newSimPairOpts is newSimPairTLS with separate client and server configs.
-func newSimPairOpts(t testing.TB, link netsim.LinkConfig, seed uint64, o simPairOpts) *simPair {
-	t.Helper()
-	sim := netsim.NewSim()
-	n := netsim.NewNetwork(sim, seed)
-	p := &simPair{sim: sim, net: n, path: n.Connect(1, 2, link, link)}
-	caddr, saddr := netsim.Addr{Host: 1, Port: 5000}, netsim.Addr{Host: 2, Port: 443}
-	dcid := wire.NewConnectionID([]byte{0xd0, 1, 2, 3, 4, 5, 6, byte(seed)})
-	v := o.version
-	if v == 0 {
-		v = wire.Version1
-	}
-	cc, err := newConnState(sim.Now(), wire.RoleClient, o.client.withDefaults(), connParams{
-		tls: o.ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
-		version: v, seed: seed, early: o.early, token: o.token,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.client = &simEndpoint{t: t, c: cc, peer: saddr, buf: make([]byte, 0, 1500)}
-	p.server = &simEndpoint{t: t, serverCfg: o.server.withDefaults(), serverTLS: o.stls, seed: seed + 1, buf: make([]byte, 0, 1500)}
-	p.snode = n.Attach(saddr, p.server)
-	p.cnode = n.Attach(caddr, p.client)
-	return p
-}
-
 // primeSession runs a first connection so that the client's cache holds a
 // session ticket from the server.
 func primeSession(t testing.TB, ctls, stls *tls.Config, cache *countingCache, serverCfg *Config) {

@@ -15,7 +15,7 @@ import (
 // of a fleet, or forged by an attacker who saw the client's Initial) is
 // ignored, and the handshake completes.
 func TestSimVersionNegotiationAfterRetry(t *testing.T) {
-	p := newRetrySimPair(t, 128)
+	p := newSimPairOpts(t, testLink, 128, simPairOpts{retry: true})
 	c := p.client.c
 	p.run(t, 5*time.Second, func() bool { return c.hasRetried })
 	vn := wire.AppendVersionNegotiation(nil, 0x55, c.localConnID.Bytes(), c.origDstConnID.Bytes(), []wire.Version{wire.Version2, 0x1a2a3a4a})

@@ -276,35 +276,6 @@ type simPair struct {
 	cnode, snode   *netsim.Node
 }
 
-func newSimPair(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64) *simPair {
-	t.Helper()
-	ctls, stls := testTLS(t)
-	return newSimPairTLS(t, link, cfg, seed, ctls, stls)
-}
-
-// newSimPairTLS is newSimPair with given TLS configurations.
-func newSimPairTLS(t testing.TB, link netsim.LinkConfig, cfg *Config, seed uint64, ctls, stls *tls.Config) *simPair {
-	t.Helper()
-	sim := netsim.NewSim()
-	n := netsim.NewNetwork(sim, seed)
-	p := &simPair{sim: sim, net: n, path: n.Connect(1, 2, link, link)}
-	caddr, saddr := netsim.Addr{Host: 1, Port: 5000}, netsim.Addr{Host: 2, Port: 443}
-	dcid := wire.NewConnectionID([]byte{0xd0, 1, 2, 3, 4, 5, 6, 7})
-	cfgD := cfg.withDefaults()
-	cc, err := newConnState(sim.Now(), wire.RoleClient, cfgD, connParams{
-		tls: ctls, connIDGen: &testConnIDGen{next: 0xc000}, peerConnID: dcid, origDstConnID: dcid,
-		version: wire.Version1, seed: seed, path: pathAddrs{local: caddr.AddrPort(), remote: saddr.AddrPort()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.client = &simEndpoint{t: t, c: cc, peer: saddr, buf: make([]byte, 0, 1500)}
-	p.server = &simEndpoint{t: t, serverCfg: cfgD, serverTLS: stls, seed: seed + 1, buf: make([]byte, 0, 1500)}
-	p.snode = n.Attach(saddr, p.server)
-	p.cnode = n.Attach(caddr, p.client)
-	return p
-}
-
 // run advances simulated time in 1 ms steps, calling step (the
 // application's side: reads, writes) between them, until step reports done
 // or limit passes.
