@@ -18,7 +18,7 @@ import (
 // is created, owns all of its protocol state: it reads the datagrams the
 // Transport routes to it, runs its timers and sends its packets. While the
 // connection is idle the goroutine exits, and the next datagram, timer or
-// application call starts another (conn_park.go); there is never more
+// application call starts another (conn_driver_park.go); there is never more
 // than one.
 // Application goroutines reach it only through streams, datagram queues
 // and the methods below. Multiple goroutines may invoke methods on a Conn
@@ -75,7 +75,7 @@ type Conn struct {
 	// only.
 	listener *Listener
 
-	// Paths (conn_migrate.go): more Transports that route the
+	// Paths (conn_driver_migrate.go): more Transports that route the
 	// connection's IDs, migration requests, the peer's address as last
 	// sent to, and the addresses LocalAddr and RemoteAddr report (local
 	// and remote are guarded by mu once the connection runs).
@@ -89,7 +89,7 @@ type Conn struct {
 	appTracer     any       // the Tracer's Application field, set before the connection runs
 	bulk          bool      // the last flush filled a small batch (run goroutine only)
 
-	// Parking (conn_park.go): parked is set while no goroutine runs;
+	// Parking (conn_driver_park.go): parked is set while no goroutine runs;
 	// parkTimer wakes the connection at its next deadline meanwhile;
 	// closingSeen records that the Transport's closing was handled (run
 	// goroutine only).
@@ -162,8 +162,8 @@ func (c *Conn) start(st *connState) {
 
 // run is the connection's goroutine: it processes what arrived, sends
 // what is due and waits, until the connection is closed, or until it is
-// idle and parks (conn_park.go); a wake then runs it again. It waits on
-// timer, which belongs to the runner (conn_runner.go), and stops it before
+// idle and parks (conn_driver_park.go); a wake then runs it again. It waits on
+// timer, which belongs to the runner (conn_driver_runner.go), and stops it before
 // returning.
 func (c *Conn) run(timer *time.Timer) {
 	st := c.state

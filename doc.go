@@ -103,9 +103,9 @@
 //
 // A connection that neither received nor sent a datagram for a second
 // releases what it can make again (its expanded 1-RTT keys, sent-packet
-// records, buffers; conn_idle.go) and its goroutine exits; the next
+// records, buffers; conn_idle_release.go) and its goroutine exits; the next
 // datagram, timer or application call starts another, one at a time
-// (conn_park.go). An idle server connection so keeps about 12 KB of heap
+// (conn_driver_park.go). An idle server connection so keeps about 12 KB of heap
 // and no goroutine stack.
 //
 // Errors are typed: *TransportError, *ApplicationError (each says whether
@@ -125,29 +125,35 @@ package quic
 //
 // The way of a datagram from the socket to its connection:
 //
-//	Transport.readLoop   (transport_io.go) reads a batch, one clock reading
-//	Transport.deliver    (transport_io.go) splits GRO runs by connection ID
-//	Transport.route      (transport.go)    connection-ID table lookup
-//	                                       (packet_handler_map.go, 64
-//	                                       sharded locks, no allocation);
-//	                                       stateless-reset tokens
-//	                                       (reset_tokens.go)
-//	Conn.enqueue         (conn_io.go)      the connection's bounded queue
-//	Conn.run             (conn.go)         the connection's goroutine
-//	connState.handleDatagramOn (conn_path.go, conn_recv.go) the core
+//	Transport.readLoop  transport_io.go     reads a batch; one clock reading
+//	Transport.deliver   transport_io.go     splits GRO runs by connection ID
+//	Transport.route     transport.go        looks the connection ID up
+//	                                        (transport_routes.go: 64 sharded
+//	                                        locks, no allocation), then the
+//	                                        stateless-reset tokens
+//	                                        (reset_tokens.go)
+//	Conn.enqueue        conn_driver_io.go   the connection's bounded queue
+//	Conn.run            conn.go             the connection's goroutine
+//	connState.handleDatagramOn  conn_path.go, then conn_recv.go: the core
 //
 // or, when no connection owns it:
 //
-//	Transport.handleUnrouted (transport.go) asks the endpoint, then does
-//	                                       what it decided:
-//	endpoint.handleUnrouted  (endpoint.go) the decision, sans-IO
-//	Listener.startConnection (listener.go) a new connection
+//	Transport.handleUnrouted  transport.go  asks the endpoint, then does
+//	                                        what it decided
+//	endpoint.handleUnrouted   endpoint.go   the decision, sans-IO
+//	Listener.startConnection  listener.go   a new connection
 //
-// Core files (sans-IO): connState and its parts (conn_*.go but the
-// driver files below), the endpoint (endpoint*.go), streams' state
-// (stream_*.go), and the protocol packages.
+// Core files (sans-IO): connState and its parts (conn_*.go but conn.go
+// and the conn_driver_*.go files), the endpoint (endpoint*.go), the
+// streams' state (stream_*.go), and the protocol packages.
+//
+// The driver: conn.go and conn_driver_*.go (the Conn and its goroutine),
+// transport*.go, listener*.go, closed_conn.go and sys_conn*.go. Of these,
+// the driver files that read the clock, touch the socket or start
+// goroutines are listed here; the others need not.
 //
 // Driver files (may read the clock, touch the socket, start goroutines):
-// conn.go, conn_io.go, conn_park.go, conn_runner.go, closed_conn.go,
-// listener.go, transport.go, transport_io.go, stream.go, sys_conn.go,
-// sys_conn_linux.go, sys_conn_other.go, sys_conn_errors_windows.go.
+// conn.go, conn_driver_io.go, conn_driver_park.go, conn_driver_runner.go,
+// closed_conn.go, listener.go, transport.go, transport_io.go, stream.go,
+// sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
+// sys_conn_errors_windows.go.

@@ -4,7 +4,7 @@ package quic
 // the endpoint's answer to a packet of a version the listener does not
 // speak. The client's side is connState.handleVersionNegotiation
 // (conn_recv.go) and compatible version negotiation (RFC 9368) is in
-// conn_version.go; the packet format is in
+// conn_version_negotiation.go; the packet format is in
 // wire/header_version_negotiation.go.
 
 import "github.com/quicstack/quic/wire"

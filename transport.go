@@ -139,7 +139,7 @@ type Transport struct {
 	// added to only under life.mu while the Transport is not closed, so
 	// never after Close started waiting on it.
 	wg      sync.WaitGroup
-	runners runnerPool // conn_runner.go
+	runners runnerPool // conn_driver_runner.go
 
 	// ep decides about the datagrams that route to no connection; rxNow
 	// is the time of the batch being routed (read loop only).

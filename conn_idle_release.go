@@ -11,7 +11,7 @@ import "time"
 // sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle), the
 // frame parsed packets are read into and an empty stream map. The Conn
 // then lets its goroutine exit, with its stack, until a datagram, a timer
-// or the application needs it again (conn_park.go).
+// or the application needs it again (conn_driver_park.go).
 
 // idleReleaseDelay is how long a connection goes without receiving or
 // sending a datagram before it releases its idle memory; at least three
@@ -54,8 +54,8 @@ func (c *connState) releaseIdle(now time.Time) {
 
 // mayPark reports whether the connection released its idle memory and has
 // been quiet since, or is closing or draining and released what those
-// states do not use (conn_close.go): its goroutine may exit until a
-// datagram or its next deadline (conn_park.go).
+// states do not use (conn_close_draining.go): its goroutine may exit until a
+// datagram or its next deadline (conn_driver_park.go).
 func (c *connState) mayPark() bool {
 	switch c.closeState {
 	case stateActive:

@@ -6,7 +6,7 @@ import (
 )
 
 // Runners: the goroutines that run connections' loops (Conn.run). A
-// goroutine whose connection finished or parked (conn_park.go) waits a
+// goroutine whose connection finished or parked (conn_driver_park.go) waits a
 // short while for another connection of its Transport to run, instead of
 // exiting at once. A new goroutine starts with a small stack that a
 // handshake grows by copying it several times (crypto/tls and key
@@ -22,7 +22,7 @@ import (
 
 // At most maxIdleRunners runners of a Transport wait for work, each for
 // at most runnerIdleTime: a parked connection still gives its goroutine
-// stack back (conn_park.go), if not at once.
+// stack back (conn_driver_park.go), if not at once.
 const (
 	maxIdleRunners = 16
 	runnerIdleTime = 100 * time.Millisecond

@@ -10,7 +10,7 @@ import (
 // drainState lets application goroutines wait, through Conn.WaitAcked,
 // until the peer acknowledged everything written on the connection's
 // streams. (It is not the draining state of RFC 9000, Section 10.2.2,
-// which is closeState's stateDraining, conn_close.go.)
+// which is closeState's stateDraining, conn_close_draining.go.)
 type drainState struct {
 	waiting atomic.Int32 // waiters, so that the run loop checks only then
 	mu      sync.Mutex

@@ -6,8 +6,8 @@ import (
 )
 
 // Parking: a connection whose state released its idle memory
-// (conn_idle.go), or that is closing or draining and let go of what those
-// states do not use (conn_close.go), lets its goroutine exit, which frees the goroutine's
+// (conn_idle_release.go), or that is closing or draining and let go of what those
+// states do not use (conn_close_draining.go), lets its goroutine exit, which frees the goroutine's
 // stack (4 KB, grown while the handshake ran) and its timer, and gives
 // its queue's storage back. Whatever needs the connection again starts a
 // goroutine through wake: a datagram the Transport routes to it, its next

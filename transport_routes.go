@@ -125,7 +125,7 @@ func (r connRoutes) addConnID(cid ConnectionID, _ wire.StatelessResetToken) bool
 	if !r.h.add(cid, r.c) {
 		return false
 	}
-	// The connection's other Transports route it too (conn_migrate.go).
+	// The connection's other Transports route it too (conn_driver_migrate.go).
 	for _, t := range r.c.extra {
 		t.handlers.add(cid, r.c)
 	}
