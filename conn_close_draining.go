@@ -7,6 +7,13 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// Closing a connection (RFC 9000, Section 10): the immediate close that sends
+// CONNECTION_CLOSE and the closing state (Section 10.2.1), the draining
+// state entered on the peer's CONNECTION_CLOSE (Section 10.2.2), both for
+// three PTOs (Section 10.2), and silent closes (idle timeout, stateless
+// reset). Conn.WaitAcked, which waits for acknowledgements before a
+// graceful close, is conn_driver_wait_acked.go.
+
 // closeWithError closes the connection because of a protocol error found
 // locally: it sends CONNECTION_CLOSE with the error's transport code.
 func (c *connState) closeWithError(now time.Time, err error) {

@@ -5,6 +5,10 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// What happens to the frames of sent packets once they are acknowledged
+// or lost (RFC 9002, Section 6; RFC 9000, Section 13.3, "Retransmission of
+// Information"). Detecting the loss is ackhandler/loss_pto.go.
+
 // connFrameHandler learns from the loss detector which frames of sent
 // packets were acknowledged or lost (ackhandler.FrameHandler). Lost frames
 // are not resent as they were: their owner is marked as needing to send,

@@ -7,6 +7,11 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// The Transport's routing table: connection ID -> connection (RFC 9000,
+// Section 5.2), sharded so that the read loop never takes a global lock.
+// Connections add and retire their IDs through connRoutes; closed
+// connections' IDs route to their records (closed_conn.go).
+
 // handlerShards is the number of independently locked parts of the
 // connection-ID table, so that the read loop's lookups and connections
 // adding or retiring IDs rarely meet on one lock.

@@ -8,6 +8,11 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// Loss detection and the probe timeout (RFC 9002, Sections 6.1 and 6.2):
+// packet and time thresholds, the loss-detection timer and its PTO
+// backoff, and the probes a PTO owes. What the probes carry is decided by
+// the connection (conn_pto.go in the root package).
+
 // detectLost declares lost the packets of space that meet the packet or
 // time threshold (RFC 9002, Appendix A.10, DetectAndRemoveLostPackets),
 // appending them to h.ev().cong, sets the space's loss_time for those that

@@ -6,6 +6,10 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// Key update arithmetic (RFC 9001, Sections 6.1 and 6.6): the next phase's
+// secret and the confidentiality and integrity limits of each AEAD. The
+// key-update state machine is one_rtt_key_update.go.
+
 // NextSecret returns the traffic secret of the next key phase for the 1-RTT
 // secret of the cipher suite suite in QUIC version v (RFC 9001, Section 6.1;
 // RFC 9369, Section 3.3.2):

@@ -7,6 +7,13 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// The 1-RTT keys and the key update (RFC 9001, Section 6): initiating an
+// update (6.1, at most one per three PTOs and only once the previous one
+// was acknowledged), following the peer's (6.2, 6.3), keeping the previous
+// read keys for reordered packets until three PTOs pass (6.5), and
+// counting what the AEAD limits allow (6.6). The next secret and the limits
+// are key_update_limits.go.
+
 // ErrKeyUpdateNotAllowed is returned by OneRTTKeys.Update when RFC 9001,
 // Section 6.1 forbids initiating a key update now.
 var ErrKeyUpdateNotAllowed = errors.New("handshake: key update not allowed yet")
