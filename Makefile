@@ -165,7 +165,7 @@ linkem-check:
 .PHONY: bench-h3-hostile
 bench-h3-hostile:
 	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3
-# The randomized path test of conn_sim_path_random_test.go over SEEDS
+# The randomized path test of scenario_path_random_test.go over SEEDS
 # seeds (make test runs 200): every seed's failure is reported, with the
 # command that replays it alone (QUIC_PATH_SEED=n).
 SEEDS ?= 5000

@@ -22,7 +22,7 @@ import (
 // datagram and returns what to send and what to start; it never reads the
 // clock, never touches a socket and starts no goroutine. The Transport's
 // read loop drives it (Transport.route) and so does the simulator
-// (simEndpoint in conn_sim_test.go), so that accepting, Retry, token
+// (simEndpoint in sim_harness_test.go), so that accepting, Retry, token
 // checks, Version Negotiation and stateless resets are tested
 // deterministically. Its state (the stateless-reset budget) belongs to the
 // one goroutine that drives it.

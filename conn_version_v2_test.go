@@ -8,7 +8,7 @@ import (
 
 // A client configured for QUIC version 2 (RFC 9369) completes a handshake
 // and transfers data with a server that supports it. (Compatible version
-// negotiation from a version 1 first flight: conn_sim_version_test.go.)
+// negotiation from a version 1 first flight: conn_version_negotiation_test.go.)
 func TestSimVersion2(t *testing.T) {
 	ctls, stls := testTLS(t)
 	cfg := &Config{Versions: []wire.Version{wire.Version2, wire.Version1}}

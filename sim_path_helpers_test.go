@@ -8,7 +8,8 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// Helpers of the conn_sim_path_*_test.go files.
+// Helpers of the simulated path tests (conn_path_*_test.go,
+// scenario_path_random_test.go).
 
 // pathWatch records, for a server endpoint, what it sends to and receives
 // from each client address, and checks the anti-amplification limit on

@@ -11,7 +11,7 @@ import (
 )
 
 // 0-RTT rules of RFC 9000, Section 7.4.1 and RFC 9001, Sections 4.6 and
-// 4.9.3 (see also conn_sim_resume_test.go).
+// 4.9.3 (see also scenario_resume_test.go).
 
 // seal0RTT protects payload in a 0-RTT packet from client c with seal, the
 // client's 0-RTT keys (which it drops once the handshake completes), and

@@ -13,7 +13,8 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// Helpers shared by the conn_sim_*_test.go files.
+// Helpers of the simulator's harness (sim_harness_test.go), shared by
+// the tests that run connections on it.
 
 // simPairOpts are the settings of a simulated pair (newSimPairOpts). The
 // zero value is a version 1 client and a server with default Configs, a

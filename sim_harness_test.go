@@ -22,6 +22,14 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
+// Test files are named for what they test: conn_recv_..._test.go for
+// conn_recv.go, endpoint_test.go for endpoint*.go, and so on; tests of a
+// scenario that spans many files (a transfer through loss, a handshake
+// under attack, random path changes) are scenario_*_test.go. This file and
+// sim_helpers_test.go are the simulator harness (newSimPairOpts): two
+// endpoints on a simulated network (internal/netsim) with a simulated
+// clock.
+
 // testTLS returns prepared client and server TLS configurations sharing a
 // freshly made CA, for "localhost" with ALPN "test".
 func testTLS(t testing.TB) (client, server *tls.Config) {
