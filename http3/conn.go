@@ -197,18 +197,31 @@ func (c *connection) fail(err error) error {
 }
 
 // encodeHeaders encodes fields for stream id and returns the HEADERS
-// frame. Encoder instructions the section depends on are written to the
-// encoder stream first.
+// frame. Encoder instructions the section depends on are handed to the
+// encoder stream first, as the decoder needs them to decode it; the wait
+// for that holds no lock, so a stalled encoder stream stalls only the
+// sections that need its bytes.
 func (c *connection) encodeHeaders(id quic.StreamID, fields []qpack.HeaderField) ([]byte, error) {
 	c.qmu.Lock()
-	defer c.qmu.Unlock()
 	block := c.enc.EncodeFieldSection(nil, uint64(id), fields)
-	// The instructions go out after those queued before (qmu orders
-	// them) and possibly after the section: a section that may block is
-	// allowed to (RFC 9204, Section 2.1.2), and one that may not never
-	// references what they insert.
-	if err := c.flushEncoderStream(); err != nil {
+	// The instructions are queued after those queued before (qmu orders
+	// them).
+	c.insBuf = c.enc.AppendEncoderStream(c.insBuf[:0])
+	produced := len(c.insBuf) > 0
+	end, err := c.encW.queue(c.insBuf)
+	c.qmu.Unlock()
+	if err != nil {
 		return nil, err
+	}
+	// A section whose Required Insert Count is not zero (the first byte
+	// of its prefix, RFC 9204, Section 4.5.1) may reference what was
+	// just inserted: its HEADERS frame follows the instructions into the
+	// streams, so that the peer does not block on it for a round of
+	// scheduling. One that references nothing new never waits.
+	if produced && len(block) > 0 && block[0] != 0 {
+		if err := c.encW.wait(c.qc.Context(), end); err != nil {
+			return nil, err
+		}
 	}
 	if c.tr != nil {
 		c.traceCreated(FrameInfo{StreamID: id, Type: frameHeaders, Length: uint64(len(block)), Headers: fields})
