@@ -7,6 +7,8 @@
 #   make demo    the README's main job: HTTP/3 server and client on loopback
 #   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
 #   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
+#   make contrib the modules under contrib/ (Prometheus collector, Redis anti-replay)
+#   make fleet   the multi-namespace fleet test (nftables balancer, three servers)
 #   make paths-soak  the randomized path test (NAT rebinding, flaps,
 #                migration, attackers) over SEEDS seeds (default 5000)
 #   make netns-paths the NAT flap and rebinding sequence over real sockets
@@ -18,11 +20,11 @@ BENCH    ?= .
 PKGS     ?= ./...
 INTEROP  := internal/interop
 
-.PHONY: all test fmt-check vet unit interop fuzz bench cover demo perf
+.PHONY: all test fmt-check vet unit interop contrib plot fuzz bench cover demo perf
 
 all: test
 
-test: fmt-check vet unit interop
+test: fmt-check vet unit interop contrib plot
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -54,6 +56,25 @@ interop:
 		cd $(INTEROP) && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
 		$(GO) test -count=1 -run '^(TestFeatures0RTTQuicGoClientOurServer|TestInteropCases)$$/^zerortt$$/^quic-go' ./...; \
 	else echo "interop: no $(INTEROP)/go.mod yet, skipping"; fi
+
+# The modules under contrib/ have their own go.mod, so that the library
+# does not depend on a Redis or Prometheus client. Their tests need
+# redis-server (Debian's redis-server, installed when missing) and
+# promtool (extracted from Debian's prometheus package into a cache
+# directory, without installing the package or its service).
+PROMTOOL_DIR ?= $(HOME)/.cache/quicstack-promtool
+contrib:
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+	@command -v promtool >/dev/null 2>&1 || [ -x $(PROMTOOL_DIR)/usr/bin/promtool ] || { \
+		mkdir -p $(PROMTOOL_DIR) && cd $(PROMTOOL_DIR) && { apt-get download prometheus || { apt-get update && apt-get download prometheus; }; } && dpkg-deb -x prometheus_*.deb . ; }
+	@for m in contrib/prometheus contrib/redis; do \
+		[ -f $$m/go.mod ] || continue; \
+		echo "== $$m"; \
+		(cd $$m && $(GO) vet ./... && PROMTOOL=$${PROMTOOL:-$$(command -v promtool || echo $(PROMTOOL_DIR)/usr/bin/promtool)} $(GO) test -race -count=1 ./...) || exit 1; \
+	done
+# The plotting module (gonum/plot, kept out of the library's go.mod).
+plot:
+	cd internal/plot && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Runs each fuzz target of each package for FUZZTIME. go test accepts only
 # one -fuzz target per invocation, so targets are listed first.
@@ -151,7 +172,9 @@ interop-chromium:
 # The link emulator's precise check (internal/linkem, needs root): ping's
 # RTT within 1 ms of twice the delay, UDP's one-way delay at 8,300
 # packets/s within 1 ms, kernel TCP (Cubic and BBR) and UDP within 2% of
-# 100 Mbit/s. About a minute; the figures are best on a quiet machine.
+# 100 Mbit/s; and our QUIC (Cubic, BBR, NewReno) sharing a 20 Mbit/s
+# bottleneck with kernel TCP Cubic within 0.5-2x (TestCheckFairnessTCP).
+# About two minutes; the figures are best on a quiet machine.
 # Installs Debian's iputils-ping when missing, to check with ping(8) too.
 # `make test` runs coarse, load-proof versions (TestPair*).
 .PHONY: linkem-check
@@ -160,11 +183,111 @@ linkem-check:
 	@log=$$(mktemp); LINKEM_CHECK=1 $(GO) test -count=1 -v -run '^TestCheck' -timeout 10m ./internal/linkem >$$log 2>&1; \
 	s=$$?; grep -E '^\s+check_linux_test|^(--- |ok|FAIL)' $$log | sed 's/^ *check_linux_test.go:[0-9]*: //'; \
 	if [ $$s -ne 0 ]; then tail -20 $$log; fi; rm -f $$log; exit $$s
+
+# The weak-network table (internal/interop/weaknet, needs root): request
+# times of our HTTP/3 (Cubic, BBR), quic-go's and net/http's HTTP/1.1 and
+# HTTP/2 over TLS 1.3 on kernel TCP, new and reused connections, across
+# internal/linkem's emulated link (RTT 100 ms with jitter, 20 Mbit/s,
+# random loss in each direction), and the handshakes alone. Writes
+# $(WEAKNET_OUT)/weaknet.md, $(WEAKNET_OUT)/weaknet/results.json and the
+# plots $(WEAKNET_OUT)/weaknet/*.png (internal/plot's weaknetplot). The
+# full table takes about an hour with the cells 40 at once; weaknet-quick
+# is a few minutes. The knobs below choose the cells.
+WEAKNET_SIZES    ?= 1k,10k,100k,1m
+WEAKNET_LOSS     ?= 0,1,5,10,20,30,50
+WEAKNET_N        ?= 20
+WEAKNET_PROTOS   ?= ours-cubic,ours-bbr,quic-go,h1,h2
+WEAKNET_CONNS    ?= new,reused
+WEAKNET_PARALLEL ?= 40
+WEAKNET_FLAGS    ?=
+WEAKNET_OUT      ?= docs
+.PHONY: weaknet weaknet-quick ccplots
+weaknet:
+	@mkdir -p $(WEAKNET_OUT)/weaknet
+	cd $(INTEROP) && $(GO) build -o $(abspath $(WEAKNET_OUT))/weaknet/.weaknet ./weaknet
+	$(abspath $(WEAKNET_OUT))/weaknet/.weaknet -sizes $(WEAKNET_SIZES) -loss $(WEAKNET_LOSS) -n $(WEAKNET_N) \
+		-protos $(WEAKNET_PROTOS) -conns $(WEAKNET_CONNS) -parallel $(WEAKNET_PARALLEL) $(WEAKNET_FLAGS) \
+		-md $(WEAKNET_OUT)/weaknet.md -json $(WEAKNET_OUT)/weaknet/results.json
+	@rm -f $(WEAKNET_OUT)/weaknet/.weaknet
+	cd internal/plot && $(GO) run ./weaknetplot -in $(abspath $(WEAKNET_OUT))/weaknet/results.json -out $(abspath $(WEAKNET_OUT))/weaknet
+
+weaknet-quick:
+	$(MAKE) weaknet WEAKNET_SIZES=1k,100k WEAKNET_LOSS=0,5,20 WEAKNET_N=5 WEAKNET_OUT=$(or $(QUICK_OUT),/tmp/weaknet-quick)
+
+# Congestion control over time, from qlog: example/ccsim's flows on a clean
+# and a lossy (1%) link of 100 Mbit/s and 40 ms, NewReno, Cubic and BBR side
+# by side (docs/ccplots/*.png), drawn by internal/plot's qlogplot.
+CCPLOTS_TMP ?= /tmp/ccplots-qlog
+ccplots:
+	$(GO) run ./example/ccsim -scenario 1bdp,loss1 -qlog $(CCPLOTS_TMP) >/dev/null
+	@mkdir -p docs/ccplots
+	cd internal/plot && $(GO) run ./qlogplot -o $(CURDIR)/docs/ccplots/clean.png -to 10s -title "100 Mbit/s, 40 ms, 1 BDP" \
+		newreno=$(CCPLOTS_TMP)/1bdp-newreno-flow0.sqlog cubic=$(CCPLOTS_TMP)/1bdp-cubic-flow0.sqlog bbr=$(CCPLOTS_TMP)/1bdp-bbr-flow0.sqlog
+	cd internal/plot && $(GO) run ./qlogplot -o $(CURDIR)/docs/ccplots/lossy.png -to 10s -title "1% loss" \
+		newreno=$(CCPLOTS_TMP)/loss1-newreno-flow0.sqlog cubic=$(CCPLOTS_TMP)/loss1-cubic-flow0.sqlog bbr=$(CCPLOTS_TMP)/loss1-bbr-flow0.sqlog
+	@rm -rf $(CCPLOTS_TMP)
+
+# The same pictures from real connections across the emulator: a 5 MB
+# response on a reused connection from our server with NewReno, Cubic and
+# BBR, at EMU_LOSS percent random loss (default 1) over the weaknet link;
+# the server's qlog trace is drawn (docs/ccplots/emulator-<loss>.png).
+EMU_LOSS ?= 1
+EMU_TMP  ?= /tmp/emuplots-qlog
+.PHONY: emuplots
+emuplots:
+	@rm -rf $(EMU_TMP); mkdir -p docs/ccplots
+	cd $(INTEROP) && $(GO) run ./weaknet -protos ours-reno,ours-cubic,ours-bbr -sizes 5m -n 1 -hs 0 -conns reused \
+		-loss $(EMU_LOSS) -parallel 1 -qlog $(EMU_TMP) >/dev/null
+	cd internal/plot && $(GO) run ./qlogplot -o $(CURDIR)/docs/ccplots/emulator-$(EMU_LOSS).png -title "$(EMU_LOSS)% loss, emulator" \
+		newreno=$$(ls -S $(EMU_TMP)/reno-server-* | head -1) cubic=$$(ls -S $(EMU_TMP)/cubic-server-* | head -1) \
+		bbr=$$(ls -S $(EMU_TMP)/bbr-server-* | head -1)
+
+# The field's load test (internal/interop/loadtest): LOADTEST_C concurrent
+# connections each fetching LOADTEST_SIZE on loopback, ours and quic-go
+# each in a process of its own; setup and transfer mean/p99, peak RSS. The
+# reference ran 10,000 on 4 cores; the default is scaled to a shared
+# 2-core machine (docs/weaknet-analysis.md, "The load test").
+# LOADTEST_FLAGS: -v (progress, our Transports' counters), -timeout,
+# -sockets, -impls.
+LOADTEST_C     ?= 500
+LOADTEST_SIZE  ?= 1m
+LOADTEST_FLAGS ?=
+.PHONY: loadtest
+loadtest:
+	cd $(INTEROP) && $(GO) build -o /tmp/quicstack-loadtest ./loadtest && /tmp/quicstack-loadtest -c $(LOADTEST_C) -size $(LOADTEST_SIZE) $(LOADTEST_FLAGS)
+
 # The HTTP/3 hostile-peer benchmarks (issue 22): what each resource attack
 # costs, against a plain GET's cost in the same run (docs/http3-hardening.md).
 .PHONY: bench-h3-hostile
 bench-h3-hostile:
 	$(GO) test -run '^$$' -bench 'PlainGET|Hostile' -benchmem ./http3
+
+# The fleet tests (internal/fleettest, needs root): three servers of
+# example/fleet in network namespaces behind a balancer namespace running
+# the nftables ruleset of quiclb.NFTablesRuleset (a client moving
+# mid-download, 0-RTT on another server, a killed server's clients reset
+# by a live one), two processes sharing a port through a
+# quic.ReusePortGroup, and graceful restarts under load for
+# FLEET_RESTART_DURATION (default 60s). Installs Debian's nftables when
+# missing. Prints what happened.
+FLEET_RESTART_DURATION ?= 60s
+.PHONY: fleet
+fleet:
+	@command -v nft >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nftables; }
+	@log=$$(mktemp); FLEET=1 FLEET_RESTART_DURATION=$(FLEET_RESTART_DURATION) $(GO) test -count=1 -v -timeout 15m \
+		-run '^(TestFleet|TestTwoProcessesOnePort|TestRollingRestart)$$' ./internal/fleettest >$$log 2>&1; \
+	s=$$?; grep -E 'fleet: |^(--- |ok|FAIL|PASS)' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
+
+# Handshakes per second and bulk throughput of example/fleet with one
+# socket and with a ReusePortGroup (two sockets per generation), clients
+# on the same machine (internal/fleettest/measure_test.go).
+.PHONY: fleet-bench
+fleet-bench:
+	@log=$$(mktemp); FLEET_BENCH=1 $(GO) test -count=1 -v -timeout 10m -run '^TestMeasureReusePort$$' ./internal/fleettest >$$log 2>&1; \
+	s=$$?; grep -E 'fleet: ' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: fleet: //'; \
+	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
+
 # The randomized path test of scenario_path_random_test.go over SEEDS
 # seeds (make test runs 200): every seed's failure is reported, with the
 # command that replays it alone (QUIC_PATH_SEED=n).

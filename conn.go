@@ -327,6 +327,7 @@ func (c *Conn) publishHandshake() {
 		// Statistics and the tracer first: what waits for the handshake
 		// (Dial, HandshakeComplete) may look at them at once.
 		c.t.countHandshake(true, st)
+		c.t.stats.observeHandshake(c.snapshot.handshakeDuration, st.version, c.snapshot.tls, st)
 		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
 			tls := c.snapshot.tlsState()
 			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
@@ -347,8 +348,11 @@ func (c *Conn) publish() {
 	c.publishPath()
 	st.tracePoll()
 	st.flushDrops(&c.t.stats)
+	cur := st.stats()
+	c.t.stats.publishFleet(&c.snapshot.stats, &cur) // only this goroutine writes the snapshot
+	c.t.stats.flushAntiReplay(st)
 	c.mu.Lock()
-	c.snapshot.stats = st.stats()
+	c.snapshot.stats = cur
 	c.mu.Unlock()
 	if st.closeState == stateActive {
 		// Both are published whatever the other says. Reads to count, or
@@ -406,6 +410,7 @@ func (c *Conn) finish(cc *closedConn) {
 		}
 	}
 	c.forgetResetTokens()
+	c.t.stats.streamsOpen.Add(-int64(c.snapshot.stats.OpenStreams)) // its streams are gone
 	c.dropParkTimer()
 	if !closed {
 		// A closed connection's tracer ends with its closing period.

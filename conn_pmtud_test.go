@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/congestion"
 	"github.com/quicstack/quic/internal/netsim"
 )
 
@@ -15,7 +16,8 @@ import (
 // lost.
 func TestSimPathMTUConverges(t *testing.T) {
 	link := linkWith(func(l *netsim.LinkConfig) { l.MTU = 1350 })
-	p := newSimPair(t, link, nil, 93)
+	// Cubic shows a congestion event as the end of its slow start.
+	p := newSimPair(t, link, &Config{Congestion: congestion.NewCubic}, 93)
 	p.connect(t)
 	p.run(t, 10*time.Second, func() bool {
 		return !p.client.c.pmtud.searching && !p.server.c.pmtud.searching
@@ -151,7 +153,8 @@ func TestPathMTUBlackHoleCountsBursts(t *testing.T) {
 // count of datagrams refused so far.
 func newSimPairLocalMTU1500(t *testing.T) (*simPair, *int) {
 	t.Helper()
-	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000}, 101)
+	// Cubic shows a congestion event as the end of its slow start.
+	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000, Congestion: congestion.NewCubic}, 101)
 	p.server.maxRecvPayload = 9000
 	p.client.buf = make([]byte, 0, 9000)
 	refused := 0

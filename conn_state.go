@@ -417,6 +417,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early}
 	if role == wire.RoleServer {
 		setup.EnableEarlyData = cfg.Allow0RTT
+		setup.AdmitEarlyData = c.admitEarlyData(p) // conn_antireplay.go
 	}
 	var err error
 	if role == wire.RoleClient {
@@ -514,6 +515,7 @@ func (c *connState) installInitialKeys(seal *handshake.Sealer, open *handshake.O
 
 // processTLSEvents acts on everything the TLS driver has to say.
 func (c *connState) processTLSEvents(now time.Time) error {
+	c.tls.SetTime(now)
 	for {
 		ev, err := c.tls.NextEvent()
 		if err != nil {

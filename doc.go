@@ -125,7 +125,7 @@ package quic
 //
 // The way of a datagram from the socket to its connection:
 //
-//	Transport.readLoop  transport_io.go     reads a batch; one clock reading
+//	Transport.readLoop  transport_io.go     reads a batch
 //	Transport.deliver   transport_io.go     splits GRO runs by connection ID
 //	Transport.route     transport.go        looks the connection ID up
 //	                                        (transport_routes.go: 64 sharded
@@ -138,8 +138,8 @@ package quic
 //
 // or, when no connection owns it:
 //
-//	Transport.handleUnrouted  transport.go  asks the endpoint, then does
-//	                                        what it decided
+//	Transport.handleUnrouted  transport.go  reads the clock, asks the
+//	                                        endpoint, does what it decided
 //	endpoint.handleUnrouted   endpoint.go   the decision, sans-IO
 //	Listener.startConnection  listener.go   a new connection
 //

@@ -123,7 +123,27 @@ func (e *endpoint) handleUnrouted(now time.Time, d []byte, cid wire.ConnectionID
 		}
 		return endpointResult{drop: DropUnsupportedVersion}
 	}
-	return e.newConnection(now, d, peer, l, out)
+	r := e.newConnection(now, d, peer, l, out)
+	if r.outcome == outcomeDrop {
+		// A Handshake packet for a connection this server does not know:
+		// its handshake ended here (HandshakeIdleTimeout) while the
+		// client's was complete. "An endpoint MAY send a Stateless Reset
+		// in response to a packet with a long header. Sending a
+		// Stateless Reset is not effective prior to the stateless reset
+		// token being available to a peer." (RFC 9000, Section 10.3) A
+		// client sending Handshake packets to this ID has the token if
+		// its handshake completed, and until the handshake is confirmed
+		// it sends nothing else: "An endpoint MUST NOT set its PTO timer
+		// for the Application Data packet number space until the
+		// handshake is confirmed" (RFC 9002, Section 6.2.1). Ignored, it
+		// would probe until its idle timeout.
+		if pt, err := wire.PacketTypeOf(d); err == nil && pt == wire.PacketTypeHandshake {
+			if b := e.statelessReset(now, d, cid, out); b != nil {
+				return endpointResult{outcome: outcomeSend, drop: r.drop, send: b}
+			}
+		}
+	}
+	return r
 }
 
 // newConnection decides about a long-header packet of a version the

@@ -102,6 +102,14 @@ type Transport struct {
 	// use.
 	DisableGSO, DisableGRO, DisableECN, DisableBatchIO bool
 
+	// Keys, if set, derives from one master secret the session-ticket
+	// keys of the listener's tls.Config, the address-token keys and the
+	// stateless reset key, and rotates the first two (see KeySchedule).
+	// StatelessResetKey and TokenKey, if set, take precedence for their
+	// keys, and so do WrapSession or UnwrapSession of the tls.Config.
+	// Default nil: each key as its own field says.
+	Keys *KeySchedule
+
 	// SocketBufferSize is the UDP receive and send buffer size asked of
 	// the kernel, which caps it (net.core.rmem_max and wmem_max on Linux,
 	// unless the process may override them). Default 7 MiB: a burst of
@@ -111,7 +119,12 @@ type Transport struct {
 
 	initOnce sync.Once
 	sock     sysConn
-	rxCur    *rxMessage // the datagram being routed (read loop only)
+	// rxCur is the datagram being routed on the slow path (new
+	// connections, resets, version negotiation), which slowMu serializes
+	// when several sockets are read at once (transport_reuseport.go).
+	rxCur    *rxMessage
+	slowMu   sync.Mutex
+	extraRx  extraSockets // more sockets to read (transport_reuseport.go)
 	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
@@ -141,10 +154,9 @@ type Transport struct {
 	wg      sync.WaitGroup
 	runners runnerPool // conn_driver_runner.go
 
-	// ep decides about the datagrams that route to no connection; rxNow
-	// is the time of the batch being routed (read loop only).
-	ep    endpoint
-	rxNow time.Time
+	// ep decides about the datagrams that route to no connection, under
+	// slowMu.
+	ep endpoint
 
 	// localAddr is the socket's local address as paths know it.
 	localAddr netip.AddrPort
@@ -235,7 +247,12 @@ func (t *Transport) init() error {
 		if t.ConnectionIDGenerator == nil {
 			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
 		}
-		t.resetKey, t.initErr = newResetKey(t, t.StatelessResetKey)
+		fleetReset, fleetTokens := t.fleetKeys() // keys_fleet.go
+		key := t.StatelessResetKey
+		if len(key) == 0 {
+			key = fleetReset
+		}
+		t.resetKey, t.initErr = newResetKey(t, key)
 		if t.initErr != nil {
 			return
 		}
@@ -245,6 +262,9 @@ func (t *Transport) init() error {
 			rand.Read(tkey)
 		}
 		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
+		if fleetTokens != nil {
+			t.tokens = fleetTokens
+		}
 		if t.TokenReplayGuard == nil {
 			t.TokenReplayGuard = NewTokenReplayGuard(DefaultTokenReplayCapacity)
 		}
@@ -268,7 +288,8 @@ func (t *Transport) init() error {
 			receiveDrops: &t.stats.receiveDrops,
 		})
 		t.wg.Add(1)
-		go t.readLoop()
+		go t.readLoop(t.sock, true)
+		t.startExtraReaders()
 	})
 	return t.initErr
 }
@@ -297,6 +318,11 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		r.closed.handle(datagramCount(len(d), segSize), len(d), m.remote())
 		return false
 	}
+	// The slow path answers from the address the datagram came to
+	// (rxCur), one socket's read loop at a time.
+	t.slowMu.Lock()
+	t.rxCur = m
+	defer func() { t.rxCur = nil; t.slowMu.Unlock() }()
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
 			return c.enqueue(t.inboundFor(d, bp, segSize, m))
@@ -317,9 +343,10 @@ func (t *Transport) handleUnrouted(d []byte, bp *[]byte, cid wire.ConnectionID, 
 		ls = &s
 	}
 	peer := m.peer()
+	now := time.Now() // the slow path's clock reading, handed to the endpoint
 	out := getPacketBuffer()
 	defer putPacketBuffer(out)
-	r := t.ep.handleUnrouted(t.rxNow, d, cid, peer, ls, (*out)[:0])
+	r := t.ep.handleUnrouted(now, d, cid, peer, ls, (*out)[:0])
 	if r.drop != "" {
 		t.stats.countDrop(r.drop)
 	}
@@ -327,12 +354,12 @@ func (t *Transport) handleUnrouted(d []byte, bp *[]byte, cid wire.ConnectionID, 
 	case outcomeSend:
 		t.writeTo(r.send, peer)
 	case outcomeEarly:
-		if l.bufferEarly(t.rxNow, r.accept.hdr.DstConnID, peer, d, bp) {
+		if l.bufferEarly(now, r.accept.hdr.DstConnID, peer, d, bp) {
 			return true
 		}
 		t.stats.countDrop(DropRejected)
 	case outcomeAccept:
-		if l.startConnection(t.rxNow, d, bp, peer, &r.accept) {
+		if l.startConnection(now, d, bp, peer, &r.accept) {
 			return true
 		}
 		t.stats.countDrop(DropRejected)
@@ -364,6 +391,7 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 	if err != nil {
 		return nil, err
 	}
+	t.configureTickets(tc)
 	l := newListener(t, tc, conf.withDefaults())
 	l.early = early
 	t.life.mu.Lock()
@@ -565,6 +593,7 @@ func (t *Transport) shutdown(closedWait time.Duration) {
 		case t.sock != nil: // the read loop runs
 			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
 		}
+		t.extraRx.unblock()
 	})
 }
 

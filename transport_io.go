@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"time"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -62,12 +61,15 @@ func (t *Transport) SocketInfo() SocketInfo {
 	return t.sock.info()
 }
 
-// readLoop reads batches of datagrams and routes them until the socket
-// fails or the Transport closes.
-func (t *Transport) readLoop() {
+// readLoop reads batches of datagrams from sock and routes them until the
+// socket fails or the Transport closes. The failure of the primary
+// loop's socket (t.Conn) closes the Transport, that of another socket
+// only ends its loop. It reads no clock: the endpoint, on the slow path,
+// is handed the time (Transport.handleUnrouted).
+func (t *Transport) readLoop(sock sysConn, primary bool) {
 	defer t.wg.Done()
-	ms := make([]rxMessage, t.sock.readBatchLen())
-	size := t.sock.rxBufferSize()
+	ms := make([]rxMessage, sock.readBatchLen())
+	size := sock.rxBufferSize()
 	defer func() {
 		for i := range ms {
 			if ms[i].buf != nil {
@@ -81,7 +83,7 @@ func (t *Transport) readLoop() {
 				ms[i].buf = getRxBuffer(size)
 			}
 		}
-		n, err := t.sock.readBatch(ms)
+		n, err := sock.readBatch(ms)
 		if err != nil {
 			select {
 			case <-t.closing:
@@ -97,24 +99,23 @@ func (t *Transport) readLoop() {
 				t.stats.readErrors.Add(1)
 				continue
 			}
+			if !primary {
+				return
+			}
 			// The socket failed: close everything (Close would wait
 			// for this loop); closed connections cannot answer.
 			t.shutdown(0)
 			return
 		}
-		// One clock reading per batch, for the endpoint.
-		t.rxNow = time.Now()
 		for i := 0; i < n; i++ {
 			t.deliver(&ms[i])
 		}
-		t.rxCur = nil
 	}
 }
 
 // deliver routes the datagrams of one received message; it sets m.buf to
 // nil if a connection took the buffer.
 func (t *Transport) deliver(m *rxMessage) {
-	t.rxCur = m
 	d := (*m.buf)[:min(m.n, len(*m.buf))]
 	seg := m.segSize
 	if seg <= 0 || seg >= len(d) {

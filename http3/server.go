@@ -116,9 +116,12 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
-	conns     map[*serverConn]struct{}
-	closed    bool
-	connsDone *sync.Cond
+	// transports are the Transports of every listener served, kept after
+	// the listeners close so that their final statistics can be read.
+	transports []*quic.Transport
+	conns      map[*serverConn]struct{}
+	closed     bool
+	connsDone  *sync.Cond
 
 	acceptCtx  context.Context // done when Serve must stop accepting
 	stopAccept context.CancelFunc
@@ -161,6 +164,9 @@ func (s *Server) ServeListener(l *quic.Listener) error {
 		return ErrServerClosed
 	}
 	s.listeners[l] = struct{}{}
+	if t := l.Transport(); !slices.Contains(s.transports, t) {
+		s.transports = append(s.transports, t)
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -180,6 +186,30 @@ func (s *Server) ServeListener(l *quic.Listener) error {
 		}
 		go s.ServeConn(qc)
 	}
+}
+
+// Transports returns the QUIC Transports of the listeners the server
+// serves or has served, in the order it started serving them: those
+// ListenAndServe, ListenAndServeTLS and Serve make, and those of the
+// listeners given to ServeListener. Connections given to ServeConn alone
+// are not included. It is safe to call from any goroutine, also after
+// Close or Shutdown.
+func (s *Server) Transports() []*quic.Transport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.transports)
+}
+
+// Stats returns the sum of the statistics of Transports() (see
+// quic.TransportStats): handshakes, their durations and outcomes,
+// versions and cipher suites, 0-RTT and resumption, open connections and
+// streams, losses and drops. It is safe to call from any goroutine.
+func (s *Server) Stats() quic.TransportStats {
+	var st quic.TransportStats
+	for _, t := range s.Transports() {
+		st.Add(t.Stats())
+	}
+	return st
 }
 
 // ServeConn serves HTTP/3 on an established QUIC connection whose ALPN

@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	newConn := fs.Bool("new", false, "open a new connection for every request (measures handshakes)")
 	insecure := fs.Bool("insecure", false, "do not verify the server's certificate")
 	caFile := fs.String("ca", "", "trust the PEM CA certificates in `file`")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	ccName := fs.String("cc", "bbr", "congestion controller: bbr (the library's default), cubic or reno")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: bench -u URL [flags]\n\n"+
 			"bench loads an HTTP/3 server and reports handshake and request latency\n"+

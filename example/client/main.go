@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	zeroRTT := fs.Bool("0rtt", false, "send the second connection's requests in 0-RTT (implies -resume)")
 	keyUpdate := fs.Bool("keyupdate", false, "initiate 1-RTT key updates (every 100 packets sent, when allowed)")
 	v2 := fs.Bool("v2", false, "use QUIC version 2 (RFC 9369)")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	ccName := fs.String("cc", "bbr", "congestion controller: bbr (the library's default), cubic or reno")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: client [flags] URL...\n\n"+

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
 	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE); turns GSO and GRO off for captures")
 	retry := fs.Bool("retry", false, "validate every client's address with a Retry packet first")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	ccName := fs.String("cc", "bbr", "congestion controller: bbr (the library's default), cubic or reno")
 	tcp := fs.Bool("tcp", false, "also serve HTTP/1.1 and HTTP/2 over TCP on the same port, with Alt-Svc")
 	expvarAddr := fs.String("expvar", "", "serve the QUIC statistics as JSON at http://`addr`/debug/vars")
 	fs.Usage = func() {
@@ -167,6 +167,6 @@ var (
 func publishStats(tr *quic.Transport) {
 	statsOf.Store(tr)
 	publishOnce.Do(func() {
-		expvar.Publish("quic", expvar.Func(func() any { return quicexpvar.Func(statsOf.Load())() }))
+		expvar.Publish("quic", quicexpvar.Func(func() quic.TransportStats { return statsOf.Load().Stats() }))
 	})
 }

@@ -177,3 +177,41 @@ func TestAppendUint(t *testing.T) {
 		}
 	}
 }
+
+// A trace of a simulation: NewWriterAt takes the simulation's start as
+// the reference time, and WriteMetrics logs each event at its simulated
+// time, whatever the wall clock says.
+func TestWriteMetricsAt(t *testing.T) {
+	var buf bufCloser
+	start := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := NewWriterAt(&buf, "client", "sim", "a simulation", start)
+	WriteMetrics(w, start.Add(1500*time.Millisecond), quic.RecoveryMetrics{
+		SmoothedRTT: 40 * time.Millisecond, LatestRTT: 41 * time.Millisecond, MinRTT: 40 * time.Millisecond,
+		CongestionWindow: 14720, BytesInFlight: 1200, PacingRate: 1000,
+	})
+	WriteMetrics(w, start.Add(2*time.Second), quic.RecoveryMetrics{CongestionWindow: 7360})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := records(t, buf.Bytes())
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want the header and 2 events", len(recs))
+	}
+	ref := recs[0]["trace"].(map[string]any)["common_fields"].(map[string]any)["reference_time"].(map[string]any)
+	if ref["epoch"] != "2000-01-01T00:00:00.000000Z" {
+		t.Fatalf("reference time %v", ref["epoch"])
+	}
+	for i, want := range []struct {
+		time       float64
+		cwnd, rate any
+	}{{1500, 14720.0, 8000.0}, {2000, 7360.0, nil}} {
+		e := recs[i+1]
+		d := e["data"].(map[string]any)
+		if e["time"] != want.time || e["name"] != "quic:recovery_metrics_updated" || d["congestion_window"] != want.cwnd || d["pacing_rate"] != want.rate {
+			t.Fatalf("event %d: %v", i, e)
+		}
+	}
+	if d := recs[1]["data"].(map[string]any); d["smoothed_rtt"] != 40.0 || d["latest_rtt"] != 41.0 || d["bytes_in_flight"] != 1200.0 {
+		t.Fatalf("event 0: %v", d)
+	}
+}

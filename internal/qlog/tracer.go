@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/wire"
@@ -185,7 +186,13 @@ func (t *connTracer) packetLost(pt wire.PacketType, pn wire.PacketNumber, size i
 
 // metricsUpdated writes quic:recovery_metrics_updated (Section 7.2).
 func (t *connTracer) metricsUpdated(m quic.RecoveryMetrics) {
-	b := t.w.Event("quic:recovery_metrics_updated")
+	WriteMetrics(t.w, time.Time{}, m)
+}
+
+// WriteMetrics writes m as a quic:recovery_metrics_updated event at t
+// (the zero t means now).
+func WriteMetrics(w *Writer, t time.Time, m quic.RecoveryMetrics) {
+	b := w.EventAt("quic:recovery_metrics_updated", t)
 	if m.SmoothedRTT > 0 {
 		b = Ms(b, `"min_rtt":`, m.MinRTT)
 		b = Ms(b, `"smoothed_rtt":`, m.SmoothedRTT)
@@ -197,7 +204,7 @@ func (t *connTracer) metricsUpdated(m quic.RecoveryMetrics) {
 	if m.PacingRate > 0 {
 		b = Uint(b, `"pacing_rate":`, m.PacingRate*8)
 	}
-	t.w.End(b)
+	w.End(b)
 }
 
 // keyUpdated writes quic:key_updated (Section 6.1).

@@ -56,8 +56,15 @@ const bufSize = 256 << 10
 // connection ID as the group ID (hex), and a title. Close flushes and
 // closes w, and ends the goroutine that writes to it; it must be called.
 func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
+	return NewWriterAt(w, vantage, odcid, title, time.Now())
+}
+
+// NewWriterAt is NewWriter for a trace whose reference time is start
+// rather than now: a simulation's, whose events are all logged with
+// EventAt and their simulated times.
+func NewWriterAt(w io.WriteCloser, vantage, odcid, title string, start time.Time) *Writer {
 	qw := &Writer{
-		cur: make([]byte, 0, bufSize), start: time.Now(), now: time.Now,
+		cur: make([]byte, 0, bufSize), start: start, now: time.Now,
 		full: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan struct{}),
 		c: w, open: true,
 	}
