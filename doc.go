@@ -154,6 +154,11 @@ package quic
 //
 // Driver files (may read the clock, touch the socket, start goroutines):
 // conn.go, conn_driver_io.go, conn_driver_park.go, conn_driver_runner.go,
-// closed_conn.go, listener.go, transport.go, transport_io.go, stream.go,
-// sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
-// sys_conn_errors_windows.go.
+// closed_conn.go, listener.go, transport.go, transport_io.go,
+// transport_reuseport.go, reuseport.go, reuseport_linux.go,
+// reuseport_other.go, keys_fleet.go, stream.go, sys_conn.go,
+// sys_conn_linux.go, sys_conn_other.go, sys_conn_errors_windows.go; and
+// two stores that the application or crypto/tls call outside the state
+// machines and that read the clock themselves: conn_antireplay.go
+// (AntiReplayCache.Admit) and handshake/session_ticket_keys.go (the
+// ticket keys' epochs, tls.Config.Time or time.Now).

@@ -59,7 +59,7 @@ func docDriverFiles(t *testing.T) map[string]bool {
 		if i < 0 {
 			continue
 		}
-		for _, m := range regexp.MustCompile(`[a-z0-9_]+\.go`).FindAllString(text[i:], -1) {
+		for _, m := range regexp.MustCompile(`[a-z0-9_/]+\.go`).FindAllString(text[i:], -1) {
 			files[m] = true
 		}
 	}
