@@ -27,7 +27,7 @@ type Config struct {
 	// KeepAlivePeriod, when positive, sends a PING after this long without
 	// sending ack-eliciting packets, to keep the connection and NAT
 	// bindings alive. It is capped at half the effective idle timeout.
-	// Default 0: no keep-alive.
+	// Default 0: no keep-alive; 15 s with FollowNetwork.
 	KeepAlivePeriod time.Duration
 
 	// InitialStreamReceiveWindow is the initial flow-control window of
@@ -65,6 +65,23 @@ type Config struct {
 	// EnableDatagrams enables the unreliable datagram extension
 	// (RFC 9221).
 	EnableDatagrams bool
+	// DatagramQueueLen bounds each of a connection's two datagram
+	// queues: the payloads SendDatagram queued that wait to be sent
+	// (congestion control paces them), and those received that wait for
+	// ReceiveDatagram. When a queue is full, a new payload pushes out the
+	// oldest, which is counted in ConnectionStats and reported to the
+	// Tracer; SendDatagramWait waits for room instead. The receive queue
+	// holds up to DatagramQueueLen times 64 KiB. Default 32, at most
+	// 65536.
+	DatagramQueueLen int
+
+	// EnableResetStreamAt enables RESET_STREAM_AT
+	// (draft-ietf-quic-reliable-stream-reset): the connection advertises
+	// the reset_stream_at transport parameter, so that the peer may reset
+	// a stream while still delivering its first bytes, and
+	// Stream.CancelWriteAt sends such resets when the peer advertised it
+	// too. WebTransport over HTTP/3 requires it.
+	EnableResetStreamAt bool
 
 	// Versions are the QUIC versions to use, most preferred first.
 	// Default: version 1, then version 2.
@@ -115,6 +132,29 @@ type Config struct {
 	// address (RFC 9000, Section 9). NAT rebinding is followed anyway.
 	// Default false.
 	DisableActiveMigration bool
+	// FollowNetwork, on a client, moves the connection to a new local
+	// socket by itself when the device's network changes, as an
+	// application calling Migrate would: when the local address it
+	// sends from disappears or the route to the server changes (on
+	// Linux, netlink announcements of address and route changes in the
+	// socket's network namespace), when a write fails (network
+	// unreachable), or when the path stops answering (two probe
+	// timeouts in a row without an acknowledgment). It asks the system
+	// which local address reaches the server now, probes the path from a
+	// new UDP socket on that address (PATH_CHALLENGE, RFC 9000, Section
+	// 8.2) and moves there once the path validated; the old path is used
+	// until then, and kept if the new one does not validate (tried again
+	// at the next change, or after 1 s, doubling to 30 s, while the path
+	// stays silent). Streams carry on with their data intact.
+	// KeepAlivePeriod defaults to 15 s with it, which keeps NAT bindings
+	// that expire after 30 s of silence (common, although RFC 4787,
+	// REQ-5 asks NATs for at least 2 minutes) and shows a dead path
+	// within seconds. Nothing happens if the server sent
+	// disable_active_migration. Sockets of another network namespace
+	// than the process's are followed in theirs, which needs
+	// CAP_SYS_ADMIN. Default false.
+	FollowNetwork bool
+
 	// DisablePreferredAddress, on a client, ignores a server's preferred
 	// address. Default false: once the handshake is confirmed, the client
 	// validates the preferred address and moves there (RFC 9000,
@@ -207,6 +247,9 @@ func (c *Config) withDefaults() *Config {
 	if d.MaxIdleTimeout == 0 {
 		d.MaxIdleTimeout = defaultMaxIdleTimeout
 	}
+	if d.FollowNetwork && d.KeepAlivePeriod == 0 {
+		d.KeepAlivePeriod = defaultFollowKeepAlive
+	}
 	if d.InitialStreamReceiveWindow == 0 {
 		d.InitialStreamReceiveWindow = defaultInitialStreamWindow
 	}
@@ -231,6 +274,10 @@ func (c *Config) withDefaults() *Config {
 	// Section 4.6).
 	d.MaxIncomingStreams = min(d.MaxIncomingStreams, wire.MaxStreamCount)
 	d.MaxIncomingUniStreams = min(d.MaxIncomingUniStreams, wire.MaxStreamCount)
+	if d.DatagramQueueLen <= 0 {
+		d.DatagramQueueLen = datagramQueueLen
+	}
+	d.DatagramQueueLen = min(d.DatagramQueueLen, maxDatagramQueueLen)
 	if len(d.Versions) == 0 {
 		d.Versions = []wire.Version{wire.Version1, wire.Version2}
 	}

@@ -21,6 +21,7 @@ import (
 // (PTO)" (RFC 9000, Section 10.1). During the handshake it restarts the
 // handshake's idle timeout the same way.
 func (c *connState) resetIdleTimer(now time.Time) {
+	c.lastReceived = now
 	if c.idleTimeout <= 0 {
 		c.idleDeadline = time.Time{}
 		return

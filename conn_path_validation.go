@@ -199,16 +199,18 @@ func (c *connState) failValidation(now time.Time, i int) {
 // address once a server's active path is validated after a migration:
 // "After verifying a new client address, the server SHOULD send new
 // address validation tokens (Section 8) to the client." (RFC 9000,
-// Section 9.3) It looks at the active path before each datagram is
-// built, and acts once per path that becomes active and validated.
+// Section 9.3) It looks before each datagram is built, and acts once per
+// migration, when the path migrated to is validated.
 func (c *connState) newTokenAfterMigration() {
-	p := c.activePath()
-	if p.addrs == c.tokenPath && p.validated == c.tokenPathOK {
+	if c.paths.migrations == c.tokenMigrations {
 		return
 	}
-	c.tokenPath, c.tokenPathOK = p.addrs, p.validated
-	if c.role == wire.RoleServer && p.validated && c.paths.migrations > 0 && p.addrs.remote.IsValid() &&
-		c.newTokenFor.tokens != nil && c.closeState == stateActive {
+	p := c.activePath()
+	if !p.validated {
+		return
+	}
+	c.tokenMigrations = c.paths.migrations
+	if c.role == wire.RoleServer && p.addrs.remote.IsValid() && c.newTokenFor.tokens != nil && c.closeState == stateActive {
 		c.newToken, c.newTokenFor = nil, tokenMint{c.newTokenFor.tokens, p.addrs.remote.Addr()}
 		c.newTokenToSend = true
 	}

@@ -209,3 +209,44 @@ func TestSimPathMTULocalRefusalInForce(t *testing.T) {
 		t.Errorf("after a refusal: size %d, black holes %d, searching %v", c.maxDatagramSize, c.pmtud.blackHoles, c.pmtud.searching)
 	}
 }
+
+// The simulated counterpart of TestUDPLoopbackJumboPackets
+// (conn_udp_jumbo_test.go), without its real time: with Linux's default
+// MaxPacketSize, the search stops at an Ethernet MTU (1472 bytes) until
+// the connection sent 4 MB, then goes up over a loopback-like path, whose
+// local stack refuses datagrams above 65507 bytes (the largest UDP
+// payload over IPv4) with EMSGSIZE, and stops within 1.5% of it; the
+// receiving end, which sends little, stays at 1472.
+func TestSimPathMTULoopbackJumbo(t *testing.T) {
+	const loopbackMax = 65507
+	p := newSimPair(t, testLink, &Config{MaxPacketSize: jumboMaxPacketSize}, 103)
+	p.server.maxRecvPayload = jumboMaxPacketSize
+	p.client.buf = make([]byte, 0, jumboMaxPacketSize)
+	refused := 0
+	p.client.dropOut = func(now time.Time, d []byte) bool {
+		if len(d) <= loopbackMax {
+			return false
+		}
+		refused++
+		p.client.c.handleSendTooBig(now, len(d))
+		return true
+	}
+	p.connect(t)
+	c := p.client.c
+	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching })
+	if c.maxDatagramSize != pmtuEthernet {
+		t.Fatalf("before 4 MB: maximum datagram size %d, want %d", c.maxDatagramSize, pmtuEthernet)
+	}
+	simTransfer(t, p, 1, 8<<20, 30*time.Second, nil)
+	p.run(t, 10*time.Second, func() bool { return c.pmtud.jumboMax == 0 && !c.pmtud.searching })
+	if n := c.maxDatagramSize; n <= loopbackMax-loopbackMax/64 || n > loopbackMax {
+		t.Errorf("maximum datagram size %d, want within 1.5%% below %d", n, loopbackMax)
+	}
+	if n := c.pmtud.blackHoles; n != 0 {
+		t.Errorf("%d black holes", n)
+	}
+	if p.server.c.maxDatagramSize != pmtuEthernet {
+		t.Errorf("the receiving end, which sent little: maximum datagram size %d, want %d", p.server.c.maxDatagramSize, pmtuEthernet)
+	}
+	t.Logf("client: maximum datagram size %d, %d probes refused", c.maxDatagramSize, refused)
+}

@@ -47,6 +47,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.idleDeadline)
 	earliest(c.handshakeTimeout)
 	earliest(c.keepAliveDeadline())
+	earliest(c.pathProbeDeadline())
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
 	earliest(c.idleReleaseDeadline())
@@ -105,6 +106,9 @@ func (c *connState) handleTimeout(now time.Time) {
 	}
 	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
 		c.onKeepAlive()
+	}
+	if d := c.pathProbeDeadline(); !d.IsZero() && !now.Before(d) {
+		c.onPathProbe()
 	}
 	if d := c.idleReleaseDeadline(); !d.IsZero() && !now.Before(d) {
 		c.releaseIdle(now)

@@ -156,8 +156,10 @@ package quic
 // conn.go, conn_driver_io.go, conn_driver_park.go, conn_driver_runner.go,
 // closed_conn.go, listener.go, transport.go, transport_io.go,
 // transport_reuseport.go, reuseport.go, reuseport_linux.go,
-// reuseport_other.go, keys_fleet.go, stream.go, sys_conn.go,
-// sys_conn_linux.go, sys_conn_other.go, sys_conn_errors_windows.go; and
+// reuseport_other.go, keys_fleet.go, conn_follow.go, addr_early.go,
+// netwatch_linux.go, netwatch_other.go, netlink_linux.go, stream.go,
+// sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
+// sys_conn_errors_windows.go; and
 // two stores that the application or crypto/tls call outside the state
 // machines and that read the clock themselves: conn_antireplay.go
 // (AntiReplayCache.Admit) and handshake/session_ticket_keys.go (the

@@ -61,6 +61,7 @@ type listenState struct {
 	allow0RTT  bool
 	closed     bool
 	handshakes int64 // in progress
+	failures   int64 // handshakes that failed lately (listener_retry.go)
 	queued     int   // waiting for Accept
 }
 

@@ -69,12 +69,14 @@ func (e *endpoint) checkToken(now time.Time, hdr wire.LongHeader, ap netip.AddrP
 	return tokenValid
 }
 
-// needRetry decides whether to validate a client's address with Retry.
+// needRetry decides whether to validate a client's address with Retry:
+// as RequireAddressValidation says, or else while the handshake load is
+// high (listener_retry.go).
 func (e *endpoint) needRetry(peer net.Addr, l *listenState) bool {
 	if f := e.requireValidation; f != nil {
 		return f(peer)
 	}
-	return l.handshakes >= e.maxHandshakes/2
+	return retryDue(l.handshakes, l.failures, int(e.maxHandshakes))
 }
 
 // retry answers a client's first Initial with a Retry packet (RFC 9000,

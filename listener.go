@@ -41,6 +41,9 @@ type Listener struct {
 	earlyDatagrams []earlyDatagram
 	// preferred is set by SetPreferredAddress (listener_preferred.go).
 	preferred atomic.Pointer[listenerPreferred]
+	// failures counts the handshakes that failed lately, for the
+	// automatic Retry decision (listener_retry.go).
+	failures failureWindow
 }
 
 // acceptQueueLen bounds connections whose handshake completed but that
@@ -160,12 +163,12 @@ func (l *Listener) push(c *Conn) {
 	}
 }
 
-// state is what the endpoint needs to know of l to decide about a new
-// connection.
-func (l *Listener) state() listenState {
+// state is what the endpoint needs to know of l at now to decide about
+// a new connection.
+func (l *Listener) state(now time.Time) listenState {
 	return listenState{
 		versions: l.config.Versions, allow0RTT: l.config.Allow0RTT, closed: l.isClosed(),
-		handshakes: l.handshakes.Load(), queued: len(l.accept),
+		handshakes: l.handshakes.Load(), failures: l.failures.count(now), queued: len(l.accept),
 	}
 }
 
@@ -176,6 +179,7 @@ func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net
 	hdr, cp := a.hdr, a.params
 	cp.tls, cp.seed, cp.ecn = l.tls, randomSeed(), l.t.sock.ecn()
 	c := newConn(l.t, addr, l.config)
+	c.origin = l
 	if !l.t.trackConn(c) {
 		return false // the Transport is closing
 	}
@@ -223,10 +227,24 @@ func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net
 	return took
 }
 
-// waitHandshake, for ListenEarly, queues c for Accept at once and counts
-// its handshake as in progress until it completes.
+// waitHandshake, for ListenEarly, queues c for Accept once its
+// ClientHello was processed (its application protocol is known, as with
+// quic-go's early listeners) and counts its handshake as in progress
+// until it completes. A connection that fails first is not queued.
 func (l *Listener) waitHandshake(c *Conn) {
 	defer l.handshakes.Add(-1)
+	select {
+	case <-c.early.ready:
+	case <-c.handshakeDone:
+	case <-c.ctx.Done():
+	case <-l.closed:
+	}
+	if !chanClosed(c.early.ready) && !chanClosed(c.handshakeDone) {
+		if c.ctx.Err() == nil {
+			l.refuse(c) // the listener closed
+		}
+		return
+	}
 	l.push(c)
 	select {
 	case <-c.handshakeDone:
@@ -262,6 +280,11 @@ func (l *Listener) queue(c *Conn) {
 	defer l.handshakes.Add(-1)
 	l.push(c)
 }
+
+// handshakeFailed counts a handshake of the listener's that ended before
+// it completed, at now, for the automatic Retry decision
+// (listener_retry.go, endpoint.needRetry).
+func (l *Listener) handshakeFailed(now time.Time) { l.failures.add(now) }
 
 // addrPortOf returns the IP address and port of a UDP address.
 func addrPortOf(addr net.Addr) (netip.AddrPort, bool) {

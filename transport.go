@@ -76,8 +76,13 @@ type Transport struct {
 	// client's address first with a Retry packet (RFC 9000,
 	// Section 8.1.2), at the cost of one round trip. Return true always to
 	// validate every client. When nil, Retry is sent automatically while
-	// more than half of MaxHandshakes handshakes are in progress, to shed
-	// spoofed-address floods.
+	// the handshakes in progress plus those that failed within the last
+	// second number at least half of MaxHandshakes, to shed floods of
+	// Initials, spoofed or not, that start handshakes which never finish
+	// or fail at once: with the default MaxHandshakes, such a flood costs
+	// the server at most 512 handshakes per second. A handshake that
+	// fails before the client's address is validated leaves no
+	// connection in the closing state behind (RFC 9000, Section 10.2.3).
 	RequireAddressValidation func(net.Addr) bool
 
 	// TokenKey protects the address-validation tokens this Transport's
@@ -336,14 +341,14 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 // start the connection or keep the 0-RTT datagram (listener.go). It
 // reports whether a connection or the listener took bp.
 func (t *Transport) handleUnrouted(d []byte, bp *[]byte, cid wire.ConnectionID, m *rxMessage) bool {
+	now := time.Now() // the slow path's clock reading, handed to the endpoint
 	var ls *listenState
 	l := t.listener.Load()
 	if l != nil {
-		s := l.state()
+		s := l.state(now)
 		ls = &s
 	}
 	peer := m.peer()
-	now := time.Now() // the slow path's clock reading, handed to the endpoint
 	out := getPacketBuffer()
 	defer putPacketBuffer(out)
 	r := t.ep.handleUnrouted(now, d, cid, peer, ls, (*out)[:0])
@@ -612,43 +617,17 @@ func randomSeed() uint64 {
 // and the connections it accepted ended (their closing periods included,
 // 5 seconds at most); its socket is then released.
 func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
-	udp, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return nil, err
-	}
-	t := &Transport{Conn: udp, ownConn: true}
-	l, err := t.Listen(tlsConf, conf)
-	if err != nil {
-		t.Close()
-		return nil, err
-	}
-	l.ownTransport = true
-	return l, nil
+	return listenAddr(addr, tlsConf, conf, false)
 }
 
 // DialAddr dials the UDP address addr from a Transport of its own on an
-// ephemeral port. The Transport closes in the background once the
-// connection ended, or the dial failed, after the connection's closing
-// period (5 seconds at most); DialAddr never waits for it.
+// ephemeral port. If tlsConf.ServerName is empty, a copy of tlsConf gets
+// the host of addr ("localhost" of "localhost:4433", as tls.Dial takes
+// it): the server's certificate is verified against that name, and the
+// session cache keeps the sessions to resume under it. The Transport
+// closes in the background once the connection ended, or the dial
+// failed, after the connection's closing period (5 seconds at most);
+// DialAddr never waits for it.
 func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
-	raddr, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, err
-	}
-	udp, err := net.ListenUDP("udp", nil)
-	if err != nil {
-		return nil, err
-	}
-	t := &Transport{Conn: udp, ownConn: true}
-	c, err := t.Dial(ctx, raddr, tlsConf, conf)
-	// The Transport closes once the connection ended, in the background:
-	// a dial that failed or was abandoned returns at once, while what is
-	// left of the connection answers the server for its closing period
-	// (closed_conn.go), 5 s at most.
-	t.closeWhenIdle.Store(true)
-	t.closeIfIdle()
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return dialAddr(ctx, addr, tlsConf, conf, false)
 }

@@ -45,16 +45,26 @@ func observeClientHello(c *tls.Config) {
 		// The hook runs on crypto/tls's handshake goroutine while the
 		// connection's goroutine waits in QUICConn.HandleData, which
 		// orders these writes before the connection's reads.
-		if s, ok := hello.Context().Value(helloObserverKey{}).(*CryptoSetup); ok {
+		s, _ := hello.Context().Value(helloObserverKey{}).(*CryptoSetup)
+		if s != nil {
 			s.helloSeen = true
 			s.helloOffersPSK = slices.Contains(hello.Extensions, extensionPSKKeyExchangeModes)
 			s.resumeOffered = slices.Contains(hello.Extensions, extensionPreSharedKey)
 			s.helloOffersEarly = slices.Contains(hello.Extensions, extensionEarlyData)
 		}
+		var cfg *tls.Config
+		var err error
 		if user != nil {
-			return user(hello)
+			cfg, err = user(hello)
 		}
-		return nil, nil
+		if s != nil && err == nil {
+			if cfg != nil {
+				s.noteClientHello(hello, cfg)
+			} else {
+				s.noteClientHello(hello, c)
+			}
+		}
+		return cfg, err
 	}
 }
 

@@ -151,6 +151,9 @@ type CryptoSetup struct {
 	helloSeen, helloOffersPSK, helloOffersEarly bool
 	// resumeOffered: the client tried to resume (see ResumptionOffered).
 	resumeOffered bool
+	// early is what a server knows of the TLS state once the ClientHello
+	// was processed (early_state.go).
+	early *tls.ConnectionState
 	// state is the TLS state recorded when the handshake completed, kept
 	// when conn is released.
 	state *tls.ConnectionState

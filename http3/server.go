@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -110,7 +111,38 @@ type Server struct {
 	// It requires QUICConfig.EnableDatagrams; ServeConn and the listen
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
+	// Extensions, if not nil, adds settings and stream handlers for an
+	// HTTP/3 extension such as WebTransport (see Extensions).
+	Extensions *Extensions
+	// ConnContext, if not nil, derives the context of each connection's
+	// requests from ctx, which is done when the connection ends: to add
+	// values, as with net/http's Server.ConnContext. It runs in
+	// ServeConn before any request of c is read, concurrently for
+	// different connections (a slow one delays only its own), and must
+	// not return nil.
+	// Each request's context is derived from the result and is also done
+	// when its request stream ends.
+	ConnContext func(ctx context.Context, c *quic.Conn) context.Context
+	// Logger, if not nil, receives what an operator needs to know:
+	// handler panics at level Error, with the stack and the request, as
+	// net/http logs them (a panic with http.ErrAbortHandler is not
+	// logged); connections this server closes because the peer broke the
+	// protocol, at level Warn with the error code's name
+	// (H3_FRAME_UNEXPECTED ...); requests rejected at
+	// MaxConcurrentHandlers, at level Warn, at most once a second;
+	// failures to accept or start connections at level Error; request
+	// streams reset for a malformed request or past ReadHeaderTimeout, at
+	// level Debug. nil logs nothing: the package never writes to the
+	// global logger (package log or slog.Default). See server_log.go for
+	// why *slog.Logger rather than a *log.Logger.
+	Logger *slog.Logger
+	// AltSvcMaxAge is the freshness lifetime, "ma", that SetQUICHeaders
+	// and DualServer advertise in Alt-Svc (RFC 7838, Section 3.1). Zero
+	// means 24 hours, Alt-Svc's own default; it is rounded down to
+	// whole seconds.
+	AltSvcMaxAge time.Duration
 
+	logs     serverLogState
 	workers  workerPool   // runs the handlers
 	handlers atomic.Int64 // requests being served, for MaxConcurrentHandlers
 
@@ -182,6 +214,9 @@ func (s *Server) ServeListener(l *quic.Listener) error {
 			if closed {
 				return ErrServerClosed
 			}
+			if s.Logger != nil {
+				s.Logger.Error("http3: accepting connections failed", "error", err)
+			}
 			return err
 		}
 		go s.ServeConn(qc)
@@ -215,6 +250,14 @@ func (s *Server) Stats() quic.TransportStats {
 // ServeConn serves HTTP/3 on an established QUIC connection whose ALPN
 // protocol is "h3", returning when the connection ends.
 func (s *Server) ServeConn(qc *quic.Conn) {
+	// ConnContext runs before the server's lock is taken: a slow one
+	// holds up only its own connection, not the others nor Close.
+	var ctx context.Context
+	if s.ConnContext != nil {
+		if ctx = s.ConnContext(qc.Context(), qc); ctx == nil {
+			panic("http3: ConnContext returned nil")
+		}
+	}
 	s.mu.Lock()
 	s.init()
 	if s.closed {
@@ -227,8 +270,11 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		maxHeader = uint64(s.MaxHeaderBytes)
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
+	sc.log = s.Logger
+	sc.ctx = ctx
 	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
 	sc.ours.H3Datagram = s.EnableDatagrams && datagramsNegotiated(qc)
+	s.Extensions.apply(sc.connection)
 	sc.idle = sync.NewCond(&sc.mu)
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
@@ -239,6 +285,9 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		s.mu.Unlock()
 	}()
 	if err := sc.start(); err != nil {
+		if qc.Context().Err() == nil {
+			sc.logf(slog.LevelError, "http3: cannot open the control streams", slog.Any("error", err))
+		}
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
 		return
 	}
@@ -350,6 +399,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 type serverConn struct {
 	*connection
 	srv *Server
+	ctx context.Context // from Server.ConnContext; nil without one
 
 	mu       sync.Mutex
 	idle     *sync.Cond
@@ -382,6 +432,7 @@ func (sc *serverConn) serve() {
 		}
 		if !sc.srv.acquireHandler() {
 			sc.mu.Unlock()
+			sc.srv.logRejected()
 			sc.resetStream(str, ErrCodeRequestRejected)
 			continue
 		}
@@ -475,7 +526,7 @@ const shutdownDrainTimeout = 5 * time.Second
 // handleRequest serves one request stream (RFC 9114, Section 4.1).
 func (sc *serverConn) handleRequest(str *quic.Stream) {
 	defer sc.srv.handlers.Add(-1) // counted by acquireHandler
-	ctx, cancel := context.WithCancel(str.Context())
+	ctx, cancel := sc.requestContext(str)
 	defer cancel()
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(str)
@@ -490,6 +541,9 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			readerPool.Put(br)
 		}
 	}()
+	if sc.offerBidiStream(str, br) {
+		return
+	}
 	fields, ok := sc.readRequestHeader(ctx, str, br)
 	if !ok {
 		return
@@ -497,6 +551,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	probeEnd(str, br)
 	req, err := sc.newRequest(ctx, str, br, fields)
 	if err != nil {
+		sc.logf(slog.LevelDebug, "http3: malformed request", slog.Int64("stream", int64(str.StreamID())), slog.Any("error", err))
 		sc.streamFailed(str, err, ErrCodeMessageError)
 		return
 	}
@@ -527,8 +582,9 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			// A panic resets only this request stream; nothing is logged
-			// (the package never writes to the global logger).
+			// A panic resets only this request stream and is logged to
+			// Server.Logger, if set (never to the global logger).
+			sc.logPanic(req, str, p)
 			w.streamed = true // keep the pooled buffers away from a racing writer
 			pooled = false
 			sc.resetStream(str, ErrCodeInternalError)

@@ -54,7 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		names = append(names, p.Name)
 	}
 	scenarios := fs.String("scenario", "all", "comma-separated scenarios: "+strings.Join(names, ", ")+", or all")
-	ctls := fs.String("controller", "all", "comma-separated controllers: newreno, cubic, bbr, or all")
+	ctls := fs.String("cc", "all", "congestion controllers, comma-separated: cubic, bbr, reno, or all")
+	fs.StringVar(ctls, "controller", "all", "the same as -cc (the older name)")
 	seed := fs.Uint64("seed", 1, "simulation seed; the same seed gives the same figures")
 	qlogDir := fs.String("qlog", "", "write each flow's congestion window, pacing rate, bytes in flight and RTT over time as a qlog trace `dir`/<scenario>-<controller>-flow<n>.sqlog (recovery_metrics_updated events), for plotting")
 	fs.Usage = func() {
@@ -214,7 +215,10 @@ func selectControllers(list string) ([]struct {
 		f    congestion.ControllerFactory
 	}
 	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name == "reno" {
+			name = "newreno" // as -cc reno in the other programs
+		}
 		if factory(name) == nil {
 			return nil, fmt.Errorf("unknown controller %q", name)
 		}

@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/quicstack/quic"
+	"github.com/quicstack/quic/internal/cli"
 	"github.com/quicstack/quic/quiclb"
 )
 
@@ -146,9 +147,18 @@ func serve(args []string) error {
 	sidHex := fs.String("server-id", "", "this server's QUIC-LB server ID in `hex`")
 	sockets := fs.Int("sockets", 0, "SO_REUSEPORT sockets per generation (0: one plain socket)")
 	drain := fs.Duration("drain", 30*time.Second, "how long a stopping server waits for its connections")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	conf, keyLog, err := common.Setup()
+	if err != nil {
+		return err
+	}
+	if keyLog != nil {
+		defer keyLog.Close()
+	}
+	conf.Allow0RTT = true
 	cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 	if err != nil {
 		return err
@@ -205,7 +215,7 @@ func serve(args []string) error {
 		tr = &quic.Transport{Conn: udp, ConnectionIDGenerator: gen}
 	}
 	tr.Keys = keys
-	l, err := tr.ListenEarly(&tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}}, &quic.Config{Allow0RTT: true})
+	l, err := tr.ListenEarly(&tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, KeyLogWriter: keyLog}, conf)
 	if err != nil {
 		return err
 	}
