@@ -386,7 +386,7 @@ fleet-bench:
 	s=$$?; grep -E 'fleet: ' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: fleet: //'; \
 	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
 
-# The randomized path test of conn_sim_path_random_test.go over SEEDS
+# The randomized path test of scenario_path_random_test.go over SEEDS
 # seeds (make test runs 200): every seed's failure is reported, with the
 # command that replays it alone (QUIC_PATH_SEED=n).
 SEEDS ?= 5000

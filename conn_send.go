@@ -44,6 +44,9 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 	if c.closeState == stateActive && c.spaces[ackhandler.SpaceInitial].discarded && c.spaces[ackhandler.SpaceHandshake].discarded {
 		c.sendECN = c.sent.ECNMarking()
 	}
+	if c.closeState == stateActive {
+		c.newTokenAfterMigration()
+	}
 	switch c.closeState {
 	case stateClosed:
 		return nil
