@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -42,6 +43,11 @@ type stream struct {
 	// the server's real stream limit, the stream sends nothing until the
 	// limit rises (conn_early.go).
 	held bool
+	// sched is the stream's place in the send order, the connection
+	// goroutine's; prio the priority the application set, any goroutine's
+	// (priority.go).
+	sched schedNode
+	prio  atomic.Uint32
 
 	mu      sync.Mutex
 	connErr error // the connection ended
