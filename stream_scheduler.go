@@ -25,9 +25,9 @@ const (
 // Where a sendable stream waits (schedNode.where).
 const (
 	schedNone      = iota
-	schedHeap             // among the non-incremental streams of its urgency
-	schedRing             // among the incremental streams of its urgency
-	schedConnBlock        // new data held by the connection's flow control
+	schedHeap      // among the non-incremental streams of its urgency
+	schedRing      // among the incremental streams of its urgency
+	schedConnBlock // new data held by the connection's flow control
 )
 
 // schedNode is a stream's place in its connection's streamScheduler. The
