@@ -59,6 +59,8 @@ type connection struct {
 
 	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
 
+	prio *serverPriorities // the server's; nil for a client (priority.go)
+
 	tr *Tracer // nil: not traced (tracer.go)
 }
 
@@ -538,6 +540,10 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 				return connError(ErrCodeIDError, "MAX_PUSH_ID reduced from %d to %d", maxPushID, f.ID)
 			}
 			maxPushID, maxPushIDSeen = f.ID, true
+		case framePriorityUpdateRequest, framePriorityUpdatePush:
+			if err := c.handlePriorityUpdate(&f); err != nil {
+				return err
+			}
 		case frameCancelPush:
 			// We never promise pushes and never allow them (no
 			// MAX_PUSH_ID), so every push ID is unknown (Section 7.2.3).
