@@ -406,3 +406,73 @@ func BenchmarkSimPriorityStreams(b *testing.B) {
 		})
 	}
 }
+
+// urgentAmongBackground returns how long, in simulated time, the server
+// takes to receive a 500 KB stream at priority urgent over the interop
+// runner's link (10 Mbit/s, 30 ms RTT, a queue of 25 packets), while
+// background streams of 1 MB at priority bg, started 500 ms before, are
+// in flight (none with background 0).
+func urgentAmongBackground(t *testing.T, background int, bg, urgent Priority) time.Duration {
+	link := netsim.LinkConfig{Bandwidth: 10_000_000, Delay: 15 * time.Millisecond, QueuePackets: 25}
+	p, _ := prioPair(t, link, 509)
+	var writers []*patternWriter
+	readers := map[wire.StreamID]*patternReader{}
+	step := func() {
+		for _, w := range writers {
+			w.step()
+		}
+		for _, s := range acceptAll(p.server.c, false) {
+			readers[s.id] = newPatternReader(t, s, int(s.id.Num())-1)
+		}
+		for _, r := range readers {
+			r.step(0)
+		}
+	}
+	for k := range background {
+		_, w := openPrio(t, p, bg, k, 1<<20)
+		writers = append(writers, w)
+	}
+	if background > 0 {
+		end := p.sim.Now().Add(500 * time.Millisecond)
+		p.run(t, time.Second, func() bool { step(); return !p.sim.Now().Before(end) })
+		// Incremental streams all started; non-incremental ones one by one.
+		if want := 1 + (background-1)*boolToInt(bg.Incremental); len(readers) != want {
+			t.Fatalf("%d of %d background streams started, want %d", len(readers), background, want)
+		}
+	}
+	s, w := openPrio(t, p, urgent, background, 500_000)
+	writers = append(writers, w)
+	start := p.sim.Now()
+	p.run(t, time.Minute, func() bool {
+		step()
+		r := readers[s.id]
+		return r != nil && r.eof
+	})
+	return p.sim.Now().Sub(start)
+}
+
+// The figure of issue 30: an urgent response among 20 incremental
+// background responses of 1 MB completes within 1.3 times its time
+// alone (on the simulator, for the QUIC layer; example/priority measures
+// the same through HTTP/3 over the netem relay); with every stream at the
+// default priority it waits for the others.
+func TestSimPriorityUrgentAmongBackground(t *testing.T) {
+	alone := urgentAmongBackground(t, 0, DefaultPriority, Priority{Urgency: 0})
+	prio := urgentAmongBackground(t, 20, Priority{Urgency: 5, Incremental: true}, Priority{Urgency: 0})
+	none := urgentAmongBackground(t, 20, DefaultPriority, DefaultPriority)
+	t.Logf("500 KB alone %v; among 20 background streams of 1 MB: with priorities %v (%.2fx), without %v (%.2fx)",
+		alone, prio, float64(prio)/float64(alone), none, float64(none)/float64(alone))
+	if float64(prio) > 1.3*float64(alone) {
+		t.Errorf("urgent stream took %v among background streams, %v alone: more than 1.3x", prio, alone)
+	}
+	if float64(none) < 2*float64(alone) {
+		t.Errorf("without priorities the stream took %v, %v alone: the test shows no difference", none, alone)
+	}
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
