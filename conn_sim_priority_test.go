@@ -54,6 +54,10 @@ func streamFrames(log []frameRec, id wire.StreamID) []int {
 	return idx
 }
 
+// sequential is RFC 9218's default priority for HTTP responses: urgency
+// 3, not incremental.
+var sequential = Priority{Urgency: 3}
+
 // prioPair connects a pair whose server reads whatever arrives, with
 // windows large enough that flow control holds nothing back.
 func prioPair(t testing.TB, link netsim.LinkConfig, seed uint64) (*simPair, *[]frameRec) {
@@ -113,7 +117,7 @@ func TestSimPriorityUrgencyOrder(t *testing.T) {
 	p, log := prioPair(t, testLink, 501)
 	const size = 200 << 10
 	a, wa := openPrio(t, p, Priority{Urgency: 7}, 0, size)
-	b, wb := openPrio(t, p, DefaultPriority, 1, size)
+	b, wb := openPrio(t, p, sequential, 1, size)
 	c, wc := openPrio(t, p, Priority{Urgency: 0, Incremental: true}, 2, size)
 	readAll(t, p, []*patternWriter{wa, wb, wc}, 3)
 	fa, fb, fc := streamFrames(*log, a.id), streamFrames(*log, b.id), streamFrames(*log, c.id)
@@ -131,10 +135,10 @@ func TestSimPriorityNonIncrementalInIDOrder(t *testing.T) {
 	p, log := prioPair(t, testLink, 502)
 	const size = 100 << 10
 	var streams []*stream
-	for k := range 4 {
+	for range 4 {
 		s, _, _ := p.client.c.streams.openStream(false)
+		s.setPriority(sequential)
 		streams = append(streams, s)
-		_ = k
 	}
 	// The last opened writes first, and sends for a while alone.
 	w3 := newPatternWriter(streams[3], 3, 2*size)
@@ -234,7 +238,7 @@ func TestSimPriorityIncrementalRoundRobin(t *testing.T) {
 func TestSimPriorityMixedUrgencyShares(t *testing.T) {
 	p, log := prioPair(t, testLink, 504)
 	const size = 300 << 10
-	a, wa := openPrio(t, p, DefaultPriority, 0, size)
+	a, wa := openPrio(t, p, sequential, 0, size)
 	b, wb := openPrio(t, p, Priority{Urgency: 3, Incremental: true}, 1, size)
 	readAll(t, p, []*patternWriter{wa, wb}, 2)
 	fa, fb := streamFrames(*log, a.id), streamFrames(*log, b.id)
@@ -249,8 +253,8 @@ func TestSimPriorityMixedUrgencyShares(t *testing.T) {
 func TestSimPriorityChangeWhileSending(t *testing.T) {
 	p, log := prioPair(t, testLink, 505)
 	const size = 400 << 10
-	a, wa := openPrio(t, p, DefaultPriority, 0, size)
-	b, wb := openPrio(t, p, DefaultPriority, 1, size)
+	a, wa := openPrio(t, p, sequential, 0, size)
+	b, wb := openPrio(t, p, sequential, 1, size)
 	p.cnode.Wake()
 	p.sim.RunFor(40 * time.Millisecond)
 	if len(streamFrames(*log, a.id)) == 0 || len(streamFrames(*log, b.id)) != 0 {
@@ -463,14 +467,17 @@ func urgentAmongBackground(t *testing.T, background int, bg, urgent Priority) ti
 func TestSimPriorityUrgentAmongBackground(t *testing.T) {
 	alone := urgentAmongBackground(t, 0, DefaultPriority, Priority{Urgency: 0})
 	prio := urgentAmongBackground(t, 20, Priority{Urgency: 5, Incremental: true}, Priority{Urgency: 0})
-	none := urgentAmongBackground(t, 20, DefaultPriority, DefaultPriority)
-	t.Logf("500 KB alone %v; among 20 background streams of 1 MB: with priorities %v (%.2fx), without %v (%.2fx)",
-		alone, prio, float64(prio)/float64(alone), none, float64(none)/float64(alone))
+	// Without priorities: all at HTTP's default (in stream-ID order), or
+	// all at this package's (in turns).
+	none := urgentAmongBackground(t, 20, sequential, sequential)
+	shared := urgentAmongBackground(t, 20, DefaultPriority, DefaultPriority)
+	t.Logf("500 KB alone %v; among 20 background streams of 1 MB: with priorities %v (%.2fx); without, all u=3: %v (%.2fx), all u=3, i: %v (%.2fx)",
+		alone, prio, float64(prio)/float64(alone), none, float64(none)/float64(alone), shared, float64(shared)/float64(alone))
 	if float64(prio) > 1.3*float64(alone) {
 		t.Errorf("urgent stream took %v among background streams, %v alone: more than 1.3x", prio, alone)
 	}
-	if float64(none) < 2*float64(alone) {
-		t.Errorf("without priorities the stream took %v, %v alone: the test shows no difference", none, alone)
+	if float64(none) < 2*float64(alone) || float64(shared) < 2*float64(alone) {
+		t.Errorf("without priorities the stream took %v and %v, %v alone: the test shows no difference", none, shared, alone)
 	}
 }
 
@@ -479,4 +486,26 @@ func boolToInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Streams nobody prioritized take turns (DefaultPriority is incremental):
+// a stream that always has data cannot hold back one opened after it.
+func TestSimPriorityDefaultSharesBandwidth(t *testing.T) {
+	p, log := prioPair(t, testLink, 510)
+	bulk, _, _ := p.client.c.streams.openStream(false)
+	wb := newPatternWriter(bulk, 0, 1<<20)
+	wb.step()
+	p.cnode.Wake()
+	p.sim.RunFor(20 * time.Millisecond)
+	small, _, _ := p.client.c.streams.openStream(false)
+	ws := newPatternWriter(small, 1, 20_000)
+	ws.step()
+	if bulk.priority() != DefaultPriority || small.priority() != DefaultPriority {
+		t.Fatalf("priorities %+v, %+v", bulk.priority(), small.priority())
+	}
+	readAll(t, p, []*patternWriter{wb, ws}, 2)
+	fb, fs := streamFrames(*log, bulk.id), streamFrames(*log, small.id)
+	if fs[len(fs)-1] > fb[len(fb)/2] {
+		t.Errorf("the small stream's last frame at %d, the bulk stream's frames at %d..%d: it waited", fs[len(fs)-1], fb[0], fb[len(fb)-1])
+	}
 }

@@ -9,9 +9,15 @@ package quic
 // taking turns in chunks of 16 KiB (see streamScheduler for how the two
 // kinds share one urgency).
 //
-// New streams have DefaultPriority, urgency 3, not incremental, the
-// defaults of RFC 9218, Sections 4.1 and 4.2. The zero Priority is
-// urgency 0, the most urgent, not the default.
+// New streams have DefaultPriority: urgency 3, RFC 9218's default
+// (Section 4.1), and incremental, so that streams nobody prioritizes
+// share the bandwidth in turns, as they would without priorities, and a
+// stream that always has data (a bulk transfer) cannot hold back one
+// opened after it (a control or heartbeat stream of the same
+// application). RFC 9218's default for HTTP responses, not incremental
+// (Section 4.2), is what package http3 applies to requests without a
+// Priority field. The zero Priority is urgency 0, not incremental: the
+// most urgent, not the default.
 //
 // Priorities order only the sending of new stream data: control frames,
 // CRYPTO data and retransmissions of lost stream data keep their
@@ -30,9 +36,9 @@ type Priority struct {
 	Incremental bool
 }
 
-// DefaultPriority is the priority of a new stream: RFC 9218's default
-// urgency 3, not incremental.
-var DefaultPriority = Priority{Urgency: defaultUrgency}
+// DefaultPriority is the priority of a new stream: urgency 3,
+// incremental.
+var DefaultPriority = Priority{Urgency: defaultUrgency, Incremental: true}
 
 const (
 	defaultUrgency = 3

@@ -105,6 +105,7 @@ func (c *connection) start() error {
 		if err != nil {
 			return nil, err
 		}
+		s.SetPriority(criticalStreamPriority)
 		if _, err := s.Write(append(appendVarint(nil, typ), first...)); err != nil {
 			return nil, err
 		}

@@ -25,6 +25,17 @@ const (
 	framePriorityUpdatePush    = 0xf0701
 )
 
+// defaultPriority is the priority of a request without priority
+// parameters: "The default is 3" and "The default value of the
+// incremental parameter is false" (RFC 9218, Sections 4.1 and 4.2).
+var defaultPriority = quic.Priority{Urgency: 3}
+
+// criticalStreamPriority is the priority of the control and QPACK
+// streams, whose few bytes must not wait for responses: the most urgent,
+// and incremental, so that they take turns with a non-incremental
+// response of urgency 0 rather than wait for its end.
+var criticalStreamPriority = quic.Priority{Urgency: 0, Incremental: true}
+
 // maxPendingPriorityUpdates bounds the PRIORITY_UPDATE frames a server
 // keeps for request streams not opened yet: "Holding PRIORITY_UPDATE
 // frames for each stream requires server resources, which can be bounded
@@ -66,13 +77,13 @@ func parsePriority(v string, base quic.Priority) (p quic.Priority, ok bool) {
 func requestPriority(h http.Header) quic.Priority {
 	vs := h.Values("Priority")
 	if len(vs) == 0 {
-		return quic.DefaultPriority
+		return defaultPriority
 	}
 	v := vs[0]
 	for _, s := range vs[1:] {
 		v += ", " + s
 	}
-	p, _ := parsePriority(v, quic.DefaultPriority)
+	p, _ := parsePriority(v, defaultPriority)
 	return p
 }
 
@@ -81,7 +92,7 @@ func requestPriority(h http.Header) quic.Priority {
 // its default value" (RFC 9218, Section 7).
 func appendPriorityValue(b []byte, p quic.Priority) []byte {
 	n := len(b)
-	if p.Urgency != quic.DefaultPriority.Urgency {
+	if p.Urgency != defaultPriority.Urgency {
 		b = append(b, "u="...)
 		b = strconv.AppendUint(b, uint64(min(p.Urgency, 7)), 10)
 	}
@@ -140,14 +151,14 @@ func (ps *prioritizedStream) apply() {
 // of those that came before; it is forgotten when the stream ends.
 func (sp *serverPriorities) accepted(str *quic.Stream) {
 	id := str.StreamID()
-	ps := &prioritizedStream{str: str, request: quic.DefaultPriority}
+	ps := &prioritizedStream{str: str, request: defaultPriority}
 	sp.mu.Lock()
 	sp.maxOpened = max(sp.maxOpened, id+4)
 	if v, ok := sp.pending[id]; ok {
 		// "the most recently received PRIORITY_UPDATE frame can be
 		// considered as the most up-to-date information that overrides
 		// any other signal" (RFC 9218, Section 7).
-		ps.request, _ = parsePriority(v, quic.DefaultPriority)
+		ps.request, _ = parsePriority(v, defaultPriority)
 		ps.updated = true
 		delete(sp.pending, id)
 	}
@@ -207,7 +218,7 @@ func (sp *serverPriorities) update(id quic.StreamID, v string) error {
 	if id%4 != 0 {
 		return connError(ErrCodeIDError, "PRIORITY_UPDATE for stream %d, not a request stream", id)
 	}
-	p, ok := parsePriority(v, quic.DefaultPriority)
+	p, ok := parsePriority(v, defaultPriority)
 	if !ok {
 		// "Failure to parse the Priority Field Value MAY be treated as a
 		// connection error" (Section 7): ignored, as malformed fields are.

@@ -13,7 +13,7 @@ import (
 )
 
 func TestParsePriority(t *testing.T) {
-	def := quic.DefaultPriority
+	def := defaultPriority
 	for _, tc := range []struct {
 		in   string
 		want quic.Priority
@@ -62,13 +62,13 @@ func TestParsePriority(t *testing.T) {
 }
 
 func TestPriorityUpdateFrameRoundTrip(t *testing.T) {
-	for _, p := range []quic.Priority{{}, {Urgency: 7, Incremental: true}, quic.DefaultPriority, {Urgency: 3, Incremental: true}} {
+	for _, p := range []quic.Priority{{}, {Urgency: 7, Incremental: true}, defaultPriority, {Urgency: 3, Incremental: true}} {
 		b := appendPriorityUpdateFrame(nil, 1<<20, p)
 		f, n, err := parseFrame(b)
 		if err != nil || n != len(b) || f.Type != framePriorityUpdateRequest || f.ID != 1<<20 {
 			t.Fatalf("%+v: parsed %+v, %d of %d, %v", p, f, n, len(b), err)
 		}
-		if got, ok := parsePriority(string(f.Payload), quic.DefaultPriority); !ok || got != p {
+		if got, ok := parsePriority(string(f.Payload), defaultPriority); !ok || got != p {
 			t.Errorf("%+v: field %q parses as %+v", p, f.Payload, got)
 		}
 	}
@@ -79,16 +79,16 @@ func FuzzParsePriority(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, ok := parsePriority(s, quic.DefaultPriority)
+		p, ok := parsePriority(s, defaultPriority)
 		if p.Urgency > 7 {
 			t.Fatalf("%q: urgency %d", s, p.Urgency)
 		}
-		if !ok && p != quic.DefaultPriority {
+		if !ok && p != defaultPriority {
 			t.Fatalf("%q: not parsed but %+v", s, p)
 		}
 		// What this package writes parses back to the same value.
 		if ok {
-			if q, ok := parsePriority(string(appendPriorityValue(nil, p)), quic.DefaultPriority); !ok || q != p {
+			if q, ok := parsePriority(string(appendPriorityValue(nil, p)), defaultPriority); !ok || q != p {
 				t.Fatalf("%+v written as %q parses as %+v", p, appendPriorityValue(nil, p), q)
 			}
 		}
@@ -117,11 +117,11 @@ func TestServerPriorityFromRequestAndResponse(t *testing.T) {
 		req, resp    string
 		before, want quic.Priority
 	}{
-		{"", "", quic.DefaultPriority, quic.DefaultPriority},
+		{"", "", defaultPriority, defaultPriority},
 		{"u=1, i", "", quic.Priority{Urgency: 1, Incremental: true}, quic.Priority{Urgency: 1, Incremental: true}},
 		{"u=5, i", "u=1", quic.Priority{Urgency: 5, Incremental: true}, quic.Priority{Urgency: 1, Incremental: true}},
-		{"u=9, i=2", "", quic.DefaultPriority, quic.DefaultPriority}, // out of range, wrong type: ignored
-		{"garbage;;", "i", quic.DefaultPriority, quic.Priority{Urgency: 3, Incremental: true}},
+		{"u=9, i=2", "", defaultPriority, defaultPriority}, // out of range, wrong type: ignored
+		{"garbage;;", "i", defaultPriority, quic.Priority{Urgency: 3, Incremental: true}},
 		{"u=0", "nonsense(", quic.Priority{Urgency: 0}, quic.Priority{Urgency: 0}},
 	} {
 		req, _ := http.NewRequest("GET", e.url+"/?resp="+tc.resp, nil)
@@ -149,7 +149,7 @@ func TestUpdatePriorityInFlight(t *testing.T) {
 		w.(http.Flusher).Flush()
 		// Wait (bounded) for the client's update, and report what the
 		// stream's priority became.
-		for i := 0; i < 1000 && streamPriority(w) == quic.DefaultPriority; i++ {
+		for i := 0; i < 1000 && streamPriority(w) == defaultPriority; i++ {
 			time.Sleep(5 * time.Millisecond)
 		}
 		fmt.Fprintf(w, "%+v", streamPriority(w))
