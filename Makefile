@@ -148,6 +148,12 @@ interop-aioquic:
 interop-chromium:
 	bash internal/interop/chromium/run.sh
 
+# HTTP/3 priorities with Chromium (needs root): a page's urgent fetch
+# among 20 background ones, through the netem relay, completes first.
+.PHONY: interop-chromium-priority
+interop-chromium-priority:
+	bash internal/interop/chromium/priority.sh
+
 # The link emulator's precise check (internal/linkem, needs root): ping's
 # RTT within 1 ms of twice the delay, UDP's one-way delay at 8,300
 # packets/s within 1 ms, kernel TCP (Cubic and BBR) and UDP within 2% of
