@@ -232,3 +232,26 @@ func TestSimResetStreamAtNeedsPeerSupport(t *testing.T) {
 		t.Errorf("read %d bytes after a failed CancelWriteAt, want all 1000", r.got)
 	}
 }
+
+// A RESET_STREAM_AT that the peer turns out not to support (its real
+// transport parameters after rejected 0-RTT) goes as RESET_STREAM.
+func TestSimResetStreamAtFallsBackToResetStream(t *testing.T) {
+	p, log := prioPair(t, testLink, 605)
+	s, _ := openPrio(t, p, DefaultPriority, 0, 100_000)
+	if err := (&SendStream{s: s}).CancelWriteAt(9, 50_000); err != nil {
+		t.Fatal(err)
+	}
+	p.client.c.streams.peerSupportsResetAt.Store(false)
+	_, err := readUntilReset(t, p, 0, 10*time.Second)
+	wantRemoteReset(t, err, 9)
+	var types []wire.FrameType
+	for _, r := range *log {
+		if r.t != wire.FrameTypeStream {
+			types = append(types, r.t)
+		}
+	}
+	if len(types) == 0 || types[0] != wire.FrameTypeResetStream {
+		t.Errorf("reset frames %v, want RESET_STREAM", types)
+	}
+	p.run(t, 10*time.Second, func() bool { return p.client.c.streams.openCount() == 0 })
+}

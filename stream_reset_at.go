@@ -112,6 +112,14 @@ func (s *stream) appendResetAt(b []byte, end int) []byte {
 	if !s.resetAtDue() {
 		return b
 	}
+	if !s.m.peerSupportsResetAt.Load() {
+		// The server's real transport parameters, after it rejected
+		// 0-RTT, may lack reset_stream_at: then the stream is reset
+		// whole, with RESET_STREAM, in the next packet.
+		s.resetAt.pending, s.resetPending = false, true
+		s.send.reset()
+		return b
+	}
 	if !s.resetAt.sent {
 		// The final size: everything sent; nothing more is (truncateAt).
 		// After a FIN it is the FIN's ("the initiator MUST NOT change
@@ -128,6 +136,15 @@ func (s *stream) appendResetAt(b []byte, end int) []byte {
 		Type: wire.FrameTypeResetStreamAt, StreamID: int64(s.id), Offset: s.resetAt.reliable,
 	})
 	return b
+}
+
+// rewindResetAt forgets that RESET_STREAM_AT was sent, when the 0-RTT
+// packets that may have carried it were rejected (resetForRejected0RTT):
+// it goes again, with the final size of what is sent again. s.mu held.
+func (s *stream) rewindResetAt() {
+	if s.resetAt.active && !s.resetAt.acked {
+		s.resetAt.sent, s.resetAt.pending = false, true
+	}
 }
 
 // onResetAtAcked records the acknowledgment of a RESET_STREAM_AT frame
