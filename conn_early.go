@@ -126,7 +126,6 @@ func (m *streamsMap) resetForRejected0RTT() {
 			s.sentEnd = 0
 			s.sendFC.Init(0)
 			s.creditKnown = false
-			s.rewindResetAt()
 		}
 		s.mu.Unlock()
 		if s.id.Initiator() == m.role && !s.held {

@@ -94,16 +94,7 @@ func TestHostileFrameTable(t *testing.T) {
 		{"empty new_token to server", rawFrame(wire.FrameTypeNewToken, 0), []wire.TransportErrorCode{wire.FrameEncodingError, wire.ProtocolViolation}, nil},
 		{"crypto in 1rtt garbage", cat(rawFrame(wire.FrameTypeCrypto, 0, 4), []byte{1, 0, 0, 0}), []wire.TransportErrorCode{wire.ProtocolViolation, 0x10a, 0x100 + 10}, nil},
 		{"ack frequency not negotiated", rawFrame(wire.FrameTypeAckFrequency, 0, 1, 1000, 0), []wire.TransportErrorCode{wire.ProtocolViolation}, nil},
-		// RESET_STREAM_AT is negotiated (reset_stream_at): its rules are
-		// draft-ietf-quic-reliable-stream-reset's, Sections 4 and 5.2.
-		{"reset_stream_at", rawFrame(wire.FrameTypeResetStreamAt, 0, 0, 5, 2), nil, nil},
-		{"reset_stream_at reliable above final", rawFrame(wire.FrameTypeResetStreamAt, 0, 0, 5, 6), []wire.TransportErrorCode{wire.FrameEncodingError}, nil},
-		{"reset_stream_at beyond stream window", rawFrame(wire.FrameTypeResetStreamAt, 0, 0, 64<<10+1, 0), []wire.TransportErrorCode{wire.FlowControlError},
-			&Config{InitialStreamReceiveWindow: 64 << 10, MaxStreamReceiveWindow: 64 << 10}},
-		{"reset_stream_at on our send-only uni", rawFrame(wire.FrameTypeResetStreamAt, 3, 0, 0, 0), []wire.TransportErrorCode{wire.StreamStateError}, nil},
-		{"data beyond a reset_stream_at's final size", cat(rawFrame(wire.FrameTypeResetStreamAt, 0, 0, 1000, 10), streamF(0, 2000, "x", false)), []wire.TransportErrorCode{wire.FinalSizeError}, nil},
-		{"reset_stream_at changing the code", cat(rawFrame(wire.FrameTypeResetStreamAt, 0, 1, 1000, 10), rawFrame(wire.FrameTypeResetStreamAt, 0, 2, 1000, 5)), []wire.TransportErrorCode{wire.StreamStateError}, nil},
-		{"reset_stream_at beyond stream limit", rawFrame(wire.FrameTypeResetStreamAt, 4*1000, 0, 0, 0), []wire.TransportErrorCode{wire.StreamLimitError}, nil},
+		{"reset_stream_at not negotiated", rawFrame(wire.FrameTypeResetStreamAt, 0, 0, 5, 2), []wire.TransportErrorCode{wire.ProtocolViolation}, nil},
 		{"data beyond a reset's final size", cat(rawFrame(wire.FrameTypeResetStream, 0, 0, 1000), streamF(0, 2000, "x", false)), []wire.TransportErrorCode{wire.FinalSizeError}, nil},
 		{"stream frame on reset stream below final", cat(rawFrame(wire.FrameTypeResetStream, 0, 0, 1000), streamF(0, 10, "x", false)), nil, nil},
 	}

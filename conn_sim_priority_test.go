@@ -34,10 +34,6 @@ func recordFrames(c *connState) *[]frameRec {
 			log = append(log, frameRec{t: wire.FrameTypeStream, id: f.Stream.StreamID, off: f.Stream.Offset, n: len(f.Stream.Data), fin: f.Stream.Fin})
 		case f.Type == wire.FrameTypeResetStream:
 			log = append(log, frameRec{t: f.Type, id: f.ResetStream.StreamID})
-		case f.Type == wire.FrameTypeResetStreamAt:
-			// off: the final size, n: the reliable size.
-			r := f.ResetStreamAt
-			log = append(log, frameRec{t: f.Type, id: r.StreamID, off: r.FinalSize, n: int(r.ReliableSize)})
 		}
 	}
 	return &log

@@ -475,8 +475,6 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	if cfg.EnableDatagrams {
 		tp.MaxDatagramFrameSize = defaultMaxDatagramFrameSize
 	}
-	// This endpoint handles RESET_STREAM_AT (stream_reset_at.go).
-	tp.ResetStreamAt = true
 	if c.role == wire.RoleServer {
 		// "Each endpoint includes the value of the Source Connection ID
 		// field from the first Initial packet it sent in the

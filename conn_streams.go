@@ -56,10 +56,6 @@ type streamsMap struct {
 	// lock.
 	attention        []*stream
 	attentionPending atomic.Bool
-	// peerSupportsResetAt is set when the peer's transport parameters (or
-	// those remembered for 0-RTT) advertise reset_stream_at
-	// (stream_reset_at.go).
-	peerSupportsResetAt atomic.Bool
 	// openBlocked is set when an opener found the peer's stream limit
 	// reached (blockedBidi or blockedUni), for the same purpose.
 	openBlocked atomic.Bool
@@ -122,7 +118,6 @@ func newStreamsMap(c *connState) *streamsMap {
 
 // onPeerParams takes the peer's initial stream limits.
 func (m *streamsMap) onPeerParams(p *wire.TransportParameters) {
-	m.noteResetAtSupport(p)
 	m.mu.Lock()
 	m.peerParams = p
 	m.raiseOpenLimits(p.InitialMaxStreamsBidi, p.InitialMaxStreamsUni)

@@ -48,9 +48,6 @@ type stream struct {
 	// (priority.go).
 	sched schedNode
 	prio  atomic.Uint32
-	// resetAt is the RESET_STREAM_AT state, guarded by mu
-	// (stream_reset_at.go).
-	resetAt resetAtState
 
 	mu      sync.Mutex
 	connErr error // the connection ended
@@ -197,15 +194,11 @@ func (s *stream) handleResetStream(now time.Time, code, finalSize uint64) error 
 // with the error code it carries (RFC 9000, Section 3.5).
 func (s *stream) handleStopSending(code uint64) {
 	s.mu.Lock()
-	if s.resetPending || s.resetSent || (s.finQueued && s.send.allAcked()) || s.resetAtDone() {
+	if s.resetPending || s.resetSent || (s.finQueued && s.send.allAcked()) {
 		s.mu.Unlock()
 		return
 	}
-	s.resetPending = true
-	if !s.resetAt.sent {
-		// After RESET_STREAM_AT, the code may not change (stream_reset_at.go).
-		s.resetCode = code
-	}
+	s.resetPending, s.resetCode = true, code
 	s.ctlPending = true
 	s.writeErr = &StreamError{StreamID: s.id, Code: StreamErrorCode(code), Remote: true}
 	s.send.reset()
@@ -241,7 +234,7 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 // the connection's limit holds back keeps the stream queued: MAX_DATA
 // resumes the queue. s.mu held, by the connection goroutine.
 func (s *stream) wantsToSend() bool {
-	s.ctlPending = s.stopPending || s.resetPending || s.resetAtDue()
+	s.ctlPending = s.stopPending || s.resetPending
 	s.creditWait = false
 	if s.ctlPending {
 		return true
@@ -292,7 +285,6 @@ func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 			c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeResetStream, StreamID: int64(s.id)})
 		}
 	}
-	b = s.appendResetAt(b, end)
 	if s.hasRecv && !s.readCanceled && !s.resetRecvd && s.recvFC.ShouldSendUpdate() {
 		limit := s.recvFC.NextLimit(now, c.rtt.Smoothed())
 		f := wire.MaxStreamDataFrame{StreamID: s.id, MaximumStreamData: limit}
@@ -312,7 +304,7 @@ func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 			}
 		}
 	}
-	s.ctlPending = s.stopPending || s.resetPending || s.resetAtDue()
+	s.ctlPending = s.stopPending || s.resetPending
 	return b
 }
 
@@ -375,8 +367,6 @@ func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) bool {
 		}
 	case f.Type == wire.FrameTypeResetStream:
 		s.resetAcked = true
-	case f.Type == wire.FrameTypeResetStreamAt:
-		s.onResetAtAcked(f.Offset)
 	}
 	return s.isDone()
 }
@@ -393,8 +383,6 @@ func (s *stream) onFrameLost(f *ackhandler.FrameRecord) bool {
 		}
 	case wire.FrameTypeResetStream:
 		s.resetPending = !s.resetAcked
-	case wire.FrameTypeResetStreamAt:
-		s.onResetAtLost()
 	case wire.FrameTypeStopSending:
 		s.stopPending = s.readCanceled && !s.resetRecvd && !s.eofRead
 	case wire.FrameTypeMaxStreamData:
@@ -414,7 +402,7 @@ func (s *stream) onFrameLost(f *ackhandler.FrameRecord) bool {
 // isDone reports whether both directions are finished, so the stream can
 // be forgotten. s.mu held.
 func (s *stream) isDone() bool {
-	sendDone := !s.hasSend || s.finAcked || s.resetAcked || s.resetAtDone()
+	sendDone := !s.hasSend || s.finAcked || s.resetAcked
 	recvDone := !s.hasRecv || s.eofRead || s.resetRecvd
 	if s.hasRecv && s.readCanceled {
 		_, known := s.recvFC.FinalSize()
@@ -494,12 +482,10 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	if waited {
 		s.readWaiters--
 	}
-	wasEOF, wasReset := s.eofRead, s.resetRecvd
+	wasEOF := s.eofRead
 	n, err := s.tryRead(p)
 	deadline := s.readDeadline
-	// The end of the data up to a RESET_STREAM_AT's Reliable Size ends
-	// the stream too, as EOF does.
-	reachedEOF := s.eofRead && !wasEOF || s.resetRecvd && !wasReset
+	reachedEOF := s.eofRead && !wasEOF
 	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
 		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
@@ -526,11 +512,6 @@ func (s *stream) tryRead(p []byte) (int, error) {
 		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.stopCode)}
 	case s.resetRecvd:
 		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.resetRecvCode), Remote: true}
-	case s.resetAt.recvd:
-		// RESET_STREAM_AT: the data up to its Reliable Size, then the error.
-		if p = p[:s.resetAtReadLimit(len(p))]; s.resetRecvd {
-			return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.resetRecvCode), Remote: true}
-		}
 	}
 	n := s.recv.read(p)
 	s.readConsumed += uint64(n)
@@ -637,14 +618,11 @@ func (s *stream) closeWrite() error {
 
 func (s *stream) cancelWrite(code StreamErrorCode) {
 	s.mu.Lock()
-	if s.resetPending || s.resetSent || s.finAcked || s.resetAtDone() {
+	if s.resetPending || s.resetSent || s.finAcked {
 		s.mu.Unlock()
 		return
 	}
-	s.resetPending = true
-	if !s.resetAt.sent {
-		s.resetCode = uint64(code) // after RESET_STREAM_AT, it may not change
-	}
+	s.resetPending, s.resetCode = true, uint64(code)
 	s.writeErr = &StreamError{StreamID: s.id, Code: code}
 	s.send.reset()
 	s.mu.Unlock()

@@ -52,11 +52,6 @@ type sendBuffer struct {
 	ackedRanges bufRangeSet // acknowledged intervals above acked, below sent
 	lost        bufRangeSet // intervals to retransmit, disjoint from ackedRanges
 
-	// resetAt is set by truncateAt (RESET_STREAM_AT): only the bytes below
-	// reliable are still sent and retransmitted, and no FIN.
-	resetAt  bool
-	reliable uint64
-
 	closed   bool // close was called: FIN follows the last written byte
 	finSent  bool // a frame with FIN was returned
 	finLost  bool // every frame with FIN that was sent was lost
@@ -78,7 +73,7 @@ func newSendBuffer(limit int) sendBuffer {
 // number of bytes accepted; the Stream blocks the writer for the rest until
 // acknowledgments free space. After close or reset it accepts nothing.
 func (b *sendBuffer) write(p []byte) int {
-	if b.closed || b.isReset || b.resetAt {
+	if b.closed || b.isReset {
 		return 0
 	}
 	used := b.written - b.acked
@@ -111,7 +106,7 @@ func (b *sendBuffer) close() {
 
 // needFin reports whether a frame with the FIN bit still has to be sent.
 func (b *sendBuffer) needFin() bool {
-	return b.closed && !b.resetAt && !b.finAcked && (!b.finSent || b.finLost)
+	return b.closed && !b.finAcked && (!b.finSent || b.finLost)
 }
 
 // nextFrame returns what the next STREAM frame carries when at most maxData
@@ -136,9 +131,6 @@ func (b *sendBuffer) nextFrame(maxData int) (offset uint64, n int, fin bool, ok 
 func (b *sendBuffer) nextFrameLimit(maxData int, maxOffset uint64) (offset uint64, n int, fin bool, ok bool) {
 	if b.isReset {
 		return 0, 0, false, false
-	}
-	if b.resetAt {
-		maxOffset = min(maxOffset, b.reliable)
 	}
 	if maxData > 0 && len(b.lost) > 0 {
 		r := &b.lost[0]
@@ -179,7 +171,7 @@ func (b *sendBuffer) appendData(dst []byte, offset uint64, n int) []byte {
 // finFrame reports whether a frame ending at end carries FIN, and records
 // that it was sent.
 func (b *sendBuffer) finFrame(end uint64) bool {
-	if !b.closed || b.resetAt || end != b.written {
+	if !b.closed || end != b.written {
 		return false
 	}
 	b.finSent, b.finLost = true, false
@@ -237,11 +229,6 @@ func (b *sendBuffer) onLost(offset uint64, length int, fin bool) {
 		return
 	}
 	end := offset + uint64(max(length, 0))
-	if b.resetAt {
-		// "Data sent beyond that byte offset SHOULD NOT be retransmitted."
-		// (draft-ietf-quic-reliable-stream-reset, Section 5)
-		end = min(end, b.reliable)
-	}
 	if fin && b.finSent && !b.finAcked {
 		b.finLost = true
 	}
@@ -280,7 +267,7 @@ func (b *sendBuffer) hasData() bool {
 	if b.isReset {
 		return false
 	}
-	return len(b.lost) > 0 || b.sent < b.written && (!b.resetAt || b.sent < b.reliable) || b.needFin()
+	return len(b.lost) > 0 || b.sent < b.written || b.needFin()
 }
 
 // buffered returns the number of bytes written and not yet acknowledged
