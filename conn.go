@@ -57,6 +57,7 @@ type Conn struct {
 	srcAddr netip.Addr
 
 	handshakeDone chan struct{}
+	early         earlyState // conn_early_state.go
 	ctx           context.Context
 	cancel        context.CancelCauseFunc
 	done          chan struct{} // closed when the run goroutine exits
@@ -74,6 +75,10 @@ type Conn struct {
 	// it completes or fails (Listener.handshakeComplete); run goroutine
 	// only.
 	listener *Listener
+	// origin, on a server, is the listener that started the connection;
+	// a handshake that fails counts toward its Retry decision
+	// (listener_retry.go).
+	origin *Listener
 
 	// Paths (conn_migrate.go): more Transports that route the
 	// connection's IDs, migration requests, the peer's address as last
@@ -109,6 +114,11 @@ type Conn struct {
 	closeWanted bool
 	migrateReqs []migrateRequest
 	hasRequest  atomic.Bool
+	// loopFns are functions to run on the run goroutine, guarded by mu
+	// (Conn.onLoop); follow follows the network (conn_follow.go), nil
+	// without Config.FollowNetwork.
+	loopFns []func()
+	follow  *follower
 }
 
 // inboundDatagram is a datagram routed to a connection, or with GRO a run
@@ -139,6 +149,7 @@ func newConn(t *Transport, remote net.Addr, cfg *Config) *Conn {
 		t: t, remote: remote, config: cfg,
 		wakeCh:        make(chan struct{}, 1),
 		handshakeDone: make(chan struct{}),
+		early:         earlyState{ready: make(chan struct{})},
 		done:          make(chan struct{}),
 		local:         t.Conn.LocalAddr(),
 	}
@@ -157,6 +168,9 @@ func (c *Conn) start(st *connState) {
 	c.t.stats.handshakesStarted.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
+	if st.role == wire.RoleClient && c.config.FollowNetwork {
+		c.startFollowing()
+	}
 	c.t.runConn(c)
 }
 
@@ -210,6 +224,9 @@ func (c *Conn) run(timer *time.Timer) {
 		select {
 		case <-timer.C:
 			st.handleTimeout(time.Now())
+			if c.follow != nil {
+				c.follow.checkPath()
+			}
 		case <-c.wakeCh: // datagrams queued, an application command, or the Transport closing
 		}
 	}
@@ -241,8 +258,13 @@ func (c *Conn) handleRequests() {
 	c.closeWanted = false
 	migrations := c.migrateReqs
 	c.migrateReqs = nil
+	fns := c.loopFns
+	c.loopFns = nil
 	c.hasRequest.Store(false)
 	c.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 	switch {
 	case closeWanted && cr.refuse:
 		c.state.closeWithError(time.Now(), &wire.TransportError{Code: wire.ConnectionRefused, Reason: cr.reason})
@@ -286,10 +308,13 @@ type connSnapshot struct {
 	// tls is the TLS state recorded when the handshake completed, shared
 	// with the state machine's TLS driver; nil before.
 	tls       *tls.ConnectionState
+	early     *tls.ConnectionState // before tls: what the ClientHello told (server)
 	version   wire.Version
 	stats     ConnectionStats
 	datagrams bool
 	used0RTT  bool
+	// resetStreamAt: both sides advertised reset_stream_at.
+	resetStreamAt bool
 	// handshakeDuration is from the start to the handshake's completion.
 	handshakeDuration time.Duration
 }
@@ -301,6 +326,9 @@ var noTLSState tls.ConnectionState
 // completed. The caller must not modify it.
 func (s *connSnapshot) tlsState() *tls.ConnectionState {
 	if s.tls == nil {
+		if s.early != nil {
+			return s.early
+		}
 		return &noTLSState
 	}
 	return s.tls
@@ -322,11 +350,13 @@ func (c *Conn) publishHandshake() {
 		c.snapshot.version = st.version
 		c.snapshot.used0RTT = st.used0RTT
 		c.snapshot.datagrams = st.maxDatagramFrameSize > 0 && st.peerParams != nil && st.peerParams.MaxDatagramFrameSize > 0
+		c.snapshot.resetStreamAt = st.resetStreamAtNegotiated()
 		c.snapshot.handshakeDuration = time.Since(c.started)
 		c.mu.Unlock()
 		// Statistics and the tracer first: what waits for the handshake
 		// (Dial, HandshakeComplete) may look at them at once.
 		c.t.countHandshake(true, st)
+		c.t.stats.observeHandshake(c.snapshot.handshakeDuration, st.version, c.snapshot.tls, st)
 		if tr := st.obs.t; tr != nil && tr.HandshakeComplete != nil {
 			tls := c.snapshot.tlsState()
 			tr.HandshakeComplete(HandshakeInfo{Version: st.version, CipherSuite: tls.CipherSuite,
@@ -344,11 +374,16 @@ func (c *Conn) publishHandshake() {
 func (c *Conn) publish() {
 	st := c.state
 	c.publishHandshake()
+	c.publishEarly()
 	c.publishPath()
 	st.tracePoll()
 	st.flushDrops(&c.t.stats)
+	cur := st.stats()
+	c.t.stats.publishFleet(&c.snapshot.stats, &cur) // only this goroutine writes the snapshot
+	c.t.stats.flushAntiReplay(st)
+	c.reportDatagramDrops()
 	c.mu.Lock()
-	c.snapshot.stats = st.stats()
+	c.snapshot.stats = cur
 	c.mu.Unlock()
 	if st.closeState == stateActive {
 		// Both are published whatever the other says. Reads to count, or
@@ -368,6 +403,14 @@ func (c *Conn) publish() {
 		if err == nil {
 			err = errClosed
 		}
+		// The Tracer first (with the datagrams the close drops): the
+		// application may exit as soon as it sees the close, and a
+		// tracer that writes a file completes it here.
+		st.datagrams.closeSend()
+		c.reportDatagramDrops()
+		if tr := st.obs.t; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {
+			tr.ConnectionClosed(err)
+		}
 		c.mu.Lock()
 		if c.closeErr == nil {
 			c.closeErr = err
@@ -376,17 +419,27 @@ func (c *Conn) publish() {
 		c.mu.Unlock()
 		if !handshook && context.Cause(c.ctx) == nil {
 			c.t.countHandshake(false, st)
+			if l := c.origin; l != nil {
+				l.handshakeFailed(time.Now())
+			}
 		}
 		if l := c.listener; l != nil {
 			c.listener = nil
 			l.handshakes.Add(-1) // failed
 		}
 		st.streams.closeAll(err)
-		if tr := st.obs.t; tr != nil && tr.ConnectionClosed != nil && context.Cause(c.ctx) == nil {
-			tr.ConnectionClosed(err)
-		}
 		c.cancel(err)
 	}
+}
+
+// reportDatagramDrops reports the DATAGRAM payloads dropped since the
+// last call to the Tracer.
+func (c *Conn) reportDatagramDrops() {
+	var report func(DatagramDrop)
+	if tr := c.state.obs.t; tr != nil {
+		report = tr.DatagramsDropped
+	}
+	c.state.datagrams.reportDrops(report)
 }
 
 // finish ends the connection's goroutine for good. Its routes are
@@ -406,6 +459,7 @@ func (c *Conn) finish(cc *closedConn) {
 		}
 	}
 	c.forgetResetTokens()
+	c.t.stats.streamsOpen.Add(-int64(c.snapshot.stats.OpenStreams)) // its streams are gone
 	c.dropParkTimer()
 	if !closed {
 		// A closed connection's tracer ends with its closing period.
@@ -526,39 +580,133 @@ func waitForStream(ctx context.Context, get streamGetter, bidi bool) (*stream, e
 	}
 }
 
-// SendDatagram queues an unreliable datagram (RFC 9221). It fails if either
-// side did not enable datagrams; a datagram too large for a packet is
-// dropped. At most 32 wait to be sent; older ones are dropped first.
+// ErrDatagramsNotNegotiated is returned by SendDatagram, SendDatagramWait
+// and ReceiveDatagram when the connection does not use datagrams
+// (RFC 9221): this side did not enable them (Config.EnableDatagrams), or
+// the peer did not.
+var ErrDatagramsNotNegotiated = errors.New("quic: datagrams not negotiated")
+
+// SendDatagram queues an unreliable datagram (RFC 9221) without blocking.
+// It fails if the connection ended, or with ErrDatagramsNotNegotiated if
+// either side did not enable datagrams or the handshake has not completed.
+// At most Config.DatagramQueueLen (default 32) wait to be sent, as
+// congestion control allows; when the queue is full, the oldest waiting
+// datagram is dropped to make room, since a newer one is usually worth
+// more. A datagram too large for the peer or for a packet is dropped too,
+// and so are those still waiting when the connection closes. Each drop is
+// counted in Stats().UnsentDatagramsDropped and reported to the Tracer
+// (DatagramsDropped): a sender that wants to know when it sends faster
+// than the connection can, looks there; one that would rather wait than
+// lose datagrams uses SendDatagramWait.
 func (c *Conn) SendDatagram(p []byte) error {
-	c.mu.Lock()
-	ok, err := c.snapshot.datagrams, c.closeErr
-	c.mu.Unlock()
-	if err != nil {
+	if err := c.datagramsUsable(true); err != nil {
 		return err
 	}
-	if !ok {
-		return errors.New("quic: datagrams not negotiated")
+	if !c.state.datagrams.pushSend(p) {
+		return c.closedErr()
 	}
-	c.state.datagrams.pushSend(p)
 	c.wake()
 	return nil
 }
 
-// ReceiveDatagram waits for a datagram from the peer.
+// SendDatagramWait queues an unreliable datagram (RFC 9221) like
+// SendDatagram, but when the queue is full it waits for room rather than
+// dropping a datagram: this is the back-pressure of the send queue. It
+// returns once the datagram is queued (queuing is all it promises: a
+// datagram may still be lost in the network, or dropped if too large or
+// if the connection closes before sending it), or with an error when ctx
+// is done, the connection ended, or datagrams were not negotiated. With a
+// ctx already done, it queues the datagram only if there is room at once.
+func (c *Conn) SendDatagramWait(ctx context.Context, p []byte) error {
+	for {
+		if err := c.datagramsUsable(true); err != nil {
+			return err
+		}
+		ok, wait := c.state.datagrams.tryPushSend(p)
+		if ok {
+			c.wake()
+			return nil
+		}
+		if wait == nil {
+			return c.closedErr()
+		}
+		select {
+		case <-wait:
+		case <-c.ctx.Done():
+			return context.Cause(c.ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ReceiveDatagram returns the next datagram from the peer (RFC 9221),
+// waiting for one until ctx is done or the connection ends. It fails at
+// once with ErrDatagramsNotNegotiated, as SendDatagram does, when this
+// side did not enable datagrams or the peer did not (a call made before
+// the handshake completed finds out then). Received datagrams wait for
+// ReceiveDatagram in a queue of Config.DatagramQueueLen; when it is full
+// the oldest is dropped, and counted in Stats().UnreadDatagramsDropped.
+// Datagrams received before the connection ended can still be read after.
 func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	for {
 		p, wait := c.state.datagrams.popReceived()
 		if p != nil {
 			return p, nil
 		}
+		if err := c.datagramsUsable(false); err != nil {
+			return nil, err
+		}
+		var handshake <-chan struct{}
+		if !c.handshakeDoneNow() {
+			handshake = c.handshakeDone // then the peer's choice is known
+		}
 		select {
 		case <-wait:
+		case <-handshake:
 		case <-c.ctx.Done():
 			return nil, context.Cause(c.ctx)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// datagramsUsable returns the error of a datagram call: why the
+// connection ended, or ErrDatagramsNotNegotiated. For sending, datagrams
+// must be known to be negotiated (the handshake completed); for
+// receiving, it is enough that they may still be.
+func (c *Conn) datagramsUsable(send bool) error {
+	c.mu.Lock()
+	ok, err, handshook := c.snapshot.datagrams, c.closeErr, c.handshook
+	c.mu.Unlock()
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		return nil
+	case !c.config.EnableDatagrams || handshook || send:
+		return ErrDatagramsNotNegotiated
+	}
+	return nil
+}
+
+// handshakeDoneNow reports whether the handshake completed.
+func (c *Conn) handshakeDoneNow() bool {
+	select {
+	case <-c.handshakeDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// closedErr returns why the connection ended, for a datagram call that
+// found the send queue closed: the close is published right after the
+// queue closes (Conn.publish).
+func (c *Conn) closedErr() error {
+	<-c.ctx.Done()
+	return context.Cause(c.ctx)
 }
 
 // CloseWithError closes the connection with an application error code and
@@ -613,14 +761,20 @@ type ConnectionState struct {
 	// SupportsDatagrams reports whether both sides enabled RFC 9221
 	// datagrams.
 	SupportsDatagrams bool
+	// SupportsResetStreamAt reports whether both sides advertised
+	// reset_stream_at (Config.EnableResetStreamAt), so that either may
+	// send RESET_STREAM_AT.
+	SupportsResetStreamAt bool
 }
 
 // ConnectionState returns the connection's state; it is meaningful after
-// HandshakeComplete.
+// HandshakeComplete, except that a server connection that ListenEarly's
+// Accept returned has TLS.NegotiatedProtocol and TLS.ServerName already,
+// as the client's ClientHello decided them.
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, Used0RTT: c.snapshot.used0RTT}
+	return ConnectionState{TLS: *c.snapshot.tlsState(), Version: c.snapshot.version, SupportsDatagrams: c.snapshot.datagrams, SupportsResetStreamAt: c.snapshot.resetStreamAt, Used0RTT: c.snapshot.used0RTT}
 }
 
 // Stats returns the connection's statistics.
@@ -629,6 +783,7 @@ func (c *Conn) Stats() ConnectionStats {
 	defer c.mu.Unlock()
 	s := c.snapshot.stats
 	s.DatagramsDropped = c.dropped
+	s.UnsentDatagramsDropped, s.UnreadDatagramsDropped = c.state.datagrams.dropped()
 	if c.handshook {
 		tls := c.snapshot.tlsState()
 		s.HandshakeComplete, s.HandshakeDuration = true, c.snapshot.handshakeDuration

@@ -57,6 +57,11 @@ func (c *connState) enterDraining(now time.Time, err error) {
 	if c.closeState == stateActive {
 		c.closeErr = err
 	}
+	if c.closesStatelessly() {
+		c.closeState = stateClosed
+		c.events.closed = true
+		return
+	}
 	c.closeState = stateDraining
 	if c.closing == nil {
 		c.closing = &closingState{}
@@ -99,6 +104,9 @@ func (c *connState) pollClose(now time.Time, b []byte) []byte {
 	}
 	sent := c.packetsSent
 	b = c.appendClosePackets(now, b)
+	if c.closesStatelessly() {
+		return c.closeStateless(b)
+	}
 	c.closing.datagram = append([]byte(nil), b...)
 	c.closing.packets = c.packetsSent - sent
 	c.releaseClosed(now)
@@ -107,6 +115,42 @@ func (c *connState) pollClose(now time.Time, b []byte) []byte {
 		// may allow it.
 		c.bytesSent -= uint64(len(b))
 		c.packetsSent = sent
+		return nil
+	}
+	return b
+}
+
+// closesStatelessly reports whether the connection ends as soon as it
+// closes, without a closing or draining period: a server that has not
+// validated its client's address. "An endpoint that has not established
+// state, such as a server that detects an error in an Initial packet,
+// does not enter the closing state. An endpoint that has no state for the
+// connection does not enter a closing or draining period on sending a
+// CONNECTION_CLOSE frame." (RFC 9000, Section 10.2.3) Before the client
+// proved its address, the connection's state is nothing the client
+// cannot make a server create again with one more Initial; keeping it for
+// three PTOs would let a flood of Initials that fail at once, from
+// spoofed addresses, fill the server's memory with closed connections.
+// A client that retransmits its Initial after the CONNECTION_CLOSE was
+// lost reaches no connection and is answered the same way by a new one,
+// unless the server then answers it with Retry.
+func (c *connState) closesStatelessly() bool {
+	return c.role == wire.RoleServer && !c.addressValidated
+}
+
+// closeStateless ends a connection that closesStatelessly, whose
+// CONNECTION_CLOSE datagram b was just built: it is sent once, within
+// the anti-amplification limit ("Prior to validating the client address,
+// servers MUST NOT send more than three times as many bytes as the number
+// of bytes they have received", RFC 9000, Section 8.1), and the
+// connection is closed at once.
+func (c *connState) closeStateless(b []byte) []byte {
+	c.closeState = stateClosed
+	if c.bytesSent > 3*c.bytesReceived {
+		c.bytesSent -= uint64(len(b))
+		return nil
+	}
+	if len(b) == 0 {
 		return nil
 	}
 	return b

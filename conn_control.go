@@ -89,11 +89,15 @@ func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte
 	return c.streams.appendControlFrames(now, b, end)
 }
 
-// datagramQueueLen bounds the DATAGRAM frames waiting in each direction;
-// beyond it the oldest are dropped ("DATAGRAM frames ... are not
-// retransmitted", RFC 9221, Section 5, so dropping is within the
-// contract).
-const datagramQueueLen = 32
+// datagramQueueLen is the default of Config.DatagramQueueLen, which
+// bounds the DATAGRAM frames waiting in each direction; beyond it the
+// oldest are dropped ("DATAGRAM frames ... are not retransmitted",
+// RFC 9221, Section 5, so dropping is within the contract), and counted.
+// maxDatagramQueueLen bounds the setting.
+const (
+	datagramQueueLen    = 32
+	maxDatagramQueueLen = 1 << 16
+)
 
 func (c *connState) handleDatagramFrame(f wire.DatagramFrame) error {
 	// "An endpoint that receives a DATAGRAM frame when it has not
@@ -128,19 +132,19 @@ func (c *connState) appendDatagramFrames(b []byte, end int) []byte {
 		}
 		f := wire.DatagramFrame{Data: d, HasLength: true}
 		if uint64(f.EncodedLen()) > c.peerParams.MaxDatagramFrameSize {
-			c.datagrams.popSend()
+			c.datagrams.popSend(datagramDropTooLarge)
 			continue
 		}
 		if f.EncodedLen() > end-len(b) {
 			if f.EncodedLen() > c.maxDatagramSize-64 {
-				c.datagrams.popSend() // can never fit
+				c.datagrams.popSend(datagramDropTooLarge) // can never fit
 				continue
 			}
 			return b
 		}
 		b = f.Append(b)
 		c.sent.AddFrame(ackhandler.SpaceApplication, ackhandler.FrameRecord{Type: wire.FrameTypeDatagramWithLength})
-		c.datagrams.popSend()
+		c.datagrams.popSend(datagramDropNone)
 	}
 }
 

@@ -52,7 +52,7 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 			// tickets): do not keep a ring for it on idle connections.
 			cs.send.shrink()
 		}
-	case f.Type.IsStream(), f.Type == wire.FrameTypeResetStream, f.Type == wire.FrameTypeStopSending:
+	case f.Type.IsStream(), f.Type == wire.FrameTypeResetStream, f.Type == wire.FrameTypeResetStreamAt, f.Type == wire.FrameTypeStopSending:
 		c.streams.onFrameAcked(f)
 	case f.Type == wire.FrameTypeNewConnectionID:
 		c.localIDs.onFrameAcked(f.Extra)

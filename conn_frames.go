@@ -148,8 +148,11 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 	case t == wire.FrameTypeImmediateAck || t == wire.FrameTypeAckFrequency:
 		return c.handleAckFrequencyFrame(now, space, f)
 	case t == wire.FrameTypeResetStreamAt:
-		// Not advertised (reset_stream_at), so the peer must not send it.
-		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "RESET_STREAM_AT not negotiated"}
+		if !c.config.EnableResetStreamAt {
+			// Not advertised (reset_stream_at), so the peer must not send it.
+			return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: t, Reason: "RESET_STREAM_AT not negotiated"}
+		}
+		return c.streams.handleResetStreamAt(now, f.ResetStreamAt)
 	}
 	return &wire.TransportError{Code: wire.FrameEncodingError, FrameType: t, Reason: "unhandled frame"}
 }

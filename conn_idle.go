@@ -1,6 +1,10 @@
 package quic
 
-import "time"
+import (
+	"time"
+
+	"github.com/quicstack/quic/congestion"
+)
 
 // What an idle connection gives back. A server holds many connections
 // that are established and quiet; each keeps what it needs to go on (its
@@ -9,6 +13,7 @@ import "time"
 // releases what it can make again when the next one comes: the expanded
 // 1-RTT keys (handshake.OneRTTKeys.Release, about 3 KB), the rings of
 // sent-packet records (ackhandler.SentPacketHandler.ReleaseIdle), the
+// congestion controller's per-packet records (congestion.IdleReleaser), the
 // frame parsed packets are read into and an empty stream map. The Conn
 // then lets its goroutine exit, with its stack, until a datagram, a timer
 // or the application needs it again (conn_park.go).
@@ -48,6 +53,9 @@ func (c *connState) releaseIdle(now time.Time) {
 	c.idleReleased = true
 	c.oneRTT.Release()
 	c.sent.ReleaseIdle(now)
+	if r, ok := c.cc.(congestion.IdleReleaser); ok {
+		r.ReleaseIdle()
+	}
 	c.streams.releaseIdle()
 	c.rxFrame = nil
 }

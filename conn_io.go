@@ -224,7 +224,11 @@ func (c *Conn) flush(now time.Time) (more bool) {
 // the next: it changes only with the path.
 func (c *Conn) send(now time.Time, b *txBatch, a pathAddrs) {
 	t, addr, ap, src := c.sendTarget(a)
-	t.sock.writeBatch(b, addr, ap, src) // UDP send errors are transient; loss recovery copes
+	// UDP send errors are transient; loss recovery copes. A connection
+	// that follows the network looks at it again.
+	if err := t.sock.writeBatch(b, addr, ap, src); err != nil && c.follow != nil {
+		c.follow.writeFailed(err)
+	}
 	if b.tooBig > 0 {
 		c.state.handleSendTooBig(now, b.tooBig)
 	}

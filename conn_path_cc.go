@@ -174,6 +174,14 @@ func (w *pathController) OnCongestionEvent(now time.Time, ev *congestion.Congest
 	w.cc.OnCongestionEvent(now, e)
 }
 
+// ReleaseIdle passes on to the controller if it is a
+// congestion.IdleReleaser.
+func (w *pathController) ReleaseIdle() {
+	if r, ok := w.cc.(congestion.IdleReleaser); ok {
+		r.ReleaseIdle()
+	}
+}
+
 func (w *pathController) OnAppLimited(now time.Time, bytesInFlight int) {
 	w.cc.OnAppLimited(now, bytesInFlight)
 }

@@ -335,6 +335,9 @@ func isVersionNegotiation(pkt []byte) bool {
 // acknowledged only once processed, so one dropped here is one the peer
 // will send again.
 func (c *connState) bufferUndecryptable(pkt []byte, buffer bool) {
+	if buffer {
+		c.probeEarlyForServer(pkt)
+	}
 	if !buffer || len(c.undecryptable) >= maxBufferedUndecryptable || c.handshakeConfirmed {
 		if buffer {
 			c.traceDrop(packetTypeOf(pkt), len(pkt), DropKeyUnavailable)
@@ -438,6 +441,34 @@ func (c *connState) handleRetry(now time.Time, pkt []byte) {
 		// first Initial; they are sent again (Section 17.2.5.3 allows
 		// it).
 		c.sent.Requeue(now, ackhandler.SpaceApplication)
+	}
+}
+
+// probeEarlyForServer is the client's side of probeEarlyForClient: a
+// Handshake or 1-RTT packet that arrives before the Handshake keys means
+// that the server's Initial packets, whose ServerHello makes those keys,
+// were lost. "When a client receives Handshake or 1-RTT packets prior to
+// obtaining Handshake keys, it may assume some or all of the server's
+// Initial packets were lost. To speed up handshake completion under these
+// conditions, an endpoint MAY, for a limited number of times per
+// connection, send a packet containing unacknowledged CRYPTO data earlier
+// than the PTO expiry" (RFC 9002, Section 6.2.3). The ClientHello goes
+// again now, and the server, finding duplicate CRYPTO data in it, sends
+// its Initial packets again: the handshake takes a round trip more, not
+// the probe timeout (about 1 s before an RTT sample), which under heavy
+// loss doubles with every lost flight. SentPacketHandler.ProbeEarly
+// bounds how often, per connection.
+func (c *connState) probeEarlyForServer(pkt []byte) {
+	if c.role != wire.RoleClient || len(pkt) == 0 || c.spaces[ackhandler.SpaceHandshake].open != nil || c.spaces[ackhandler.SpaceHandshake].discarded {
+		return
+	}
+	if wire.IsLongHeader(pkt[0]) {
+		if typ, err := wire.PacketTypeOf(pkt); err != nil || typ != wire.PacketTypeHandshake {
+			return
+		}
+	}
+	if c.sent.ProbeEarly(ackhandler.SpaceInitial) {
+		c.resendCryptoInProbes()
 	}
 }
 

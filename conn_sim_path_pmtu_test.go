@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/congestion"
 	"github.com/quicstack/quic/internal/netsim"
 )
 
@@ -15,7 +16,8 @@ import (
 // lost.
 func TestSimPathMTUConverges(t *testing.T) {
 	link := linkWith(func(l *netsim.LinkConfig) { l.MTU = 1350 })
-	p := newSimPair(t, link, nil, 93)
+	// Cubic shows a congestion event as the end of its slow start.
+	p := newSimPair(t, link, &Config{Congestion: congestion.NewCubic}, 93)
 	p.connect(t)
 	p.run(t, 10*time.Second, func() bool {
 		return !p.client.c.pmtud.searching && !p.server.c.pmtud.searching
@@ -151,7 +153,8 @@ func TestPathMTUBlackHoleCountsBursts(t *testing.T) {
 // count of datagrams refused so far.
 func newSimPairLocalMTU1500(t *testing.T) (*simPair, *int) {
 	t.Helper()
-	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000}, 101)
+	// Cubic shows a congestion event as the end of its slow start.
+	p := newSimPair(t, testLink, &Config{MaxPacketSize: 9000, Congestion: congestion.NewCubic}, 101)
 	p.server.maxRecvPayload = 9000
 	p.client.buf = make([]byte, 0, 9000)
 	refused := 0
@@ -205,4 +208,45 @@ func TestSimPathMTULocalRefusalInForce(t *testing.T) {
 	if c.maxDatagramSize != pmtuBase || c.pmtud.blackHoles != 1 || !c.pmtud.searching {
 		t.Errorf("after a refusal: size %d, black holes %d, searching %v", c.maxDatagramSize, c.pmtud.blackHoles, c.pmtud.searching)
 	}
+}
+
+// The simulated counterpart of TestUDPLoopbackJumboPackets
+// (conn_udp_jumbo_test.go), without its real time: with Linux's default
+// MaxPacketSize, the search stops at an Ethernet MTU (1472 bytes) until
+// the connection sent 4 MB, then goes up over a loopback-like path, whose
+// local stack refuses datagrams above 65507 bytes (the largest UDP
+// payload over IPv4) with EMSGSIZE, and stops within 1.5% of it; the
+// receiving end, which sends little, stays at 1472.
+func TestSimPathMTULoopbackJumbo(t *testing.T) {
+	const loopbackMax = 65507
+	p := newSimPair(t, testLink, &Config{MaxPacketSize: jumboMaxPacketSize}, 103)
+	p.server.maxRecvPayload = jumboMaxPacketSize
+	p.client.buf = make([]byte, 0, jumboMaxPacketSize)
+	refused := 0
+	p.client.dropOut = func(now time.Time, d []byte) bool {
+		if len(d) <= loopbackMax {
+			return false
+		}
+		refused++
+		p.client.c.handleSendTooBig(now, len(d))
+		return true
+	}
+	p.connect(t)
+	c := p.client.c
+	p.run(t, 10*time.Second, func() bool { return !c.pmtud.searching })
+	if c.maxDatagramSize != pmtuEthernet {
+		t.Fatalf("before 4 MB: maximum datagram size %d, want %d", c.maxDatagramSize, pmtuEthernet)
+	}
+	simTransfer(t, p, 1, 8<<20, 30*time.Second, nil)
+	p.run(t, 10*time.Second, func() bool { return c.pmtud.jumboMax == 0 && !c.pmtud.searching })
+	if n := c.maxDatagramSize; n <= loopbackMax-loopbackMax/64 || n > loopbackMax {
+		t.Errorf("maximum datagram size %d, want within 1.5%% below %d", n, loopbackMax)
+	}
+	if n := c.pmtud.blackHoles; n != 0 {
+		t.Errorf("%d black holes", n)
+	}
+	if p.server.c.maxDatagramSize != pmtuEthernet {
+		t.Errorf("the receiving end, which sent little: maximum datagram size %d, want %d", p.server.c.maxDatagramSize, pmtuEthernet)
+	}
+	t.Logf("client: maximum datagram size %d, %d probes refused", c.maxDatagramSize, refused)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/internal/netem"
+	"github.com/quicstack/quic/internal/netsim"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -82,4 +83,50 @@ func TestSimProbeRepeatsHandshakeDone(t *testing.T) {
 		}
 	}
 	t.Fatalf("no HANDSHAKE_DONE among %v", got)
+}
+
+// When the server's Initial packet (its ServerHello) is lost but its
+// Handshake packets arrive, the client, which cannot read them yet, sends
+// its ClientHello again at once rather than at its probe timeout; the
+// server, seeing duplicate CRYPTO data, sends its ServerHello again
+// (probeEarlyForClient). "When a client receives Handshake or 1-RTT
+// packets prior to obtaining Handshake keys, it may assume some or all of
+// the server's Initial packets were lost. To speed up handshake completion
+// under these conditions, an endpoint MAY, for a limited number of times
+// per connection, send a packet containing unacknowledged CRYPTO data
+// earlier than the PTO expiry" (RFC 9002, Section 6.2.3). On a 100 ms
+// RTT path the handshake then takes about 3 round trips, not the first
+// probe timeout (about 1 s before any RTT sample, Section 6.2.2).
+func TestSimClientProbesEarlyOnHandshakeWithoutInitial(t *testing.T) {
+	link := testLink
+	link.Delay = 50 * time.Millisecond
+	p := newSimPair(t, link, nil, 33)
+	dropped := 0
+	p.server.dropOut = func(_ time.Time, d []byte) bool {
+		// Drop the Initial packets of the server's first flight (an
+		// ACK, then the ServerHello); its datagram of Handshake packets
+		// only goes through.
+		if p.sim.Elapsed() < 60*time.Millisecond && hasPacketType(d, wire.PacketTypeInitial) {
+			dropped++
+			return true
+		}
+		return false
+	}
+	var handshakeBeforeKeys bool
+	p.client.dropIn = func(_ time.Time, d *netsim.Datagram) bool {
+		if hasPacketType(d.Payload, wire.PacketTypeHandshake) && p.client.c.spaces[ackhandler.SpaceHandshake].open == nil {
+			handshakeBeforeKeys = true
+		}
+		return false
+	}
+	p.run(t, 10*time.Second, func() bool { return p.client.c.handshakeComplete })
+	if dropped == 0 || !handshakeBeforeKeys {
+		t.Fatalf("dropped %d, Handshake packets before the keys: %v: the scenario did not happen", dropped, handshakeBeforeKeys)
+	}
+	if el := p.sim.Elapsed(); el > 450*time.Millisecond {
+		t.Errorf("handshake complete after %v, want about 3 round trips of 100 ms, not a probe timeout", el)
+	}
+	if n := p.client.c.sent.PTOCount(); n != 0 {
+		t.Errorf("client PTO count %d: it waited for its probe timeout", n)
+	}
 }

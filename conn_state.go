@@ -133,6 +133,12 @@ type connState struct {
 	// last ack-eliciting packet sent, which restarts the idle timer when
 	// it goes (RFC 9000, Section 10.1).
 	idleRestartOnSend bool
+	// Path probes (conn_path_probe.go): when a packet was last received,
+	// the probes sent since stream data last arrived, and the
+	// connection's received stream data then.
+	lastReceived time.Time
+	probes       int
+	probeData    uint64
 
 	// Closing (RFC 9000, Section 10.2).
 	closeState  closeState
@@ -355,6 +361,10 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		tokenKey:         p.tokenKey,
 		obs:              connObs{t: p.tracer},
 	}
+	c.datagrams.limit = cfg.DatagramQueueLen
+	if c.datagrams.limit <= 0 {
+		c.datagrams.limit = datagramQueueLen // a Config without defaults (tests)
+	}
 	c.rtt.SetMaxAckDelay(0) // until the peer's transport parameters arrive
 	if !p.version.IsSupported() {
 		// "A client MAY send a packet using a reserved version number.
@@ -413,6 +423,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early}
 	if role == wire.RoleServer {
 		setup.EnableEarlyData = cfg.Allow0RTT
+		setup.AdmitEarlyData = c.admitEarlyData(p) // conn_antireplay.go
 	}
 	var err error
 	if role == wire.RoleClient {
@@ -475,6 +486,10 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	if cfg.EnableDatagrams {
 		tp.MaxDatagramFrameSize = defaultMaxDatagramFrameSize
 	}
+	// "Support for receiving RESET_STREAM_AT frames is advertised by
+	// sending the reset_stream_at (0x1d) transport parameter ... with an
+	// empty value." (draft-ietf-quic-reliable-stream-reset, Section 3)
+	tp.ResetStreamAt = cfg.EnableResetStreamAt
 	if c.role == wire.RoleServer {
 		// "Each endpoint includes the value of the Source Connection ID
 		// field from the first Initial packet it sent in the
@@ -510,6 +525,7 @@ func (c *connState) installInitialKeys(seal *handshake.Sealer, open *handshake.O
 
 // processTLSEvents acts on everything the TLS driver has to say.
 func (c *connState) processTLSEvents(now time.Time) error {
+	c.tls.SetTime(now)
 	for {
 		ev, err := c.tls.NextEvent()
 		if err != nil {

@@ -37,15 +37,29 @@ type ConnectionStats struct {
 	// KeyUpdates counts the 1-RTT key updates this endpoint initiated or
 	// followed (RFC 9001, Section 6).
 	KeyUpdates int
-	// DatagramsDropped counts received datagrams dropped because the
-	// connection's queue was full.
+	// DatagramsDropped counts received UDP datagrams (packets, not
+	// DATAGRAM frames) dropped before the connection read them, because
+	// its inbound queue was full.
 	DatagramsDropped uint64
+	// UnsentDatagramsDropped counts DATAGRAM frame payloads (RFC 9221)
+	// given to SendDatagram that were dropped unsent: pushed out of the
+	// full send queue by newer ones, too large, or still queued when the
+	// connection closed. UnreadDatagramsDropped counts received ones
+	// dropped from the full receive queue before ReceiveDatagram read
+	// them. Config.DatagramQueueLen bounds both queues; the Tracer's
+	// DatagramsDropped tells the reasons.
+	UnsentDatagramsDropped, UnreadDatagramsDropped uint64
 	// MaxDatagramSize is the largest UDP payload the connection sends
 	// now, as path MTU discovery found it.
 	MaxDatagramSize int
 	// Migrations counts the moves to another network path (the client's
 	// or the server's view).
 	Migrations int
+	// PTOCount is the number of probe timeouts that fired in a row
+	// without an acknowledgment since (pto_count, RFC 9002, Section
+	// 6.2.1): 2 or more means that the path has not answered for two
+	// probe timeouts.
+	PTOCount int
 
 	// The fields below are set once the handshake completed.
 
@@ -76,6 +90,7 @@ func (c *connState) stats() ConnectionStats {
 		BytesLost: c.obs.bytesLost, BytesRetransmitted: c.obs.bytesRetransmitted, PacketsDropped: c.obs.dropped,
 		OpenStreams:     c.streams.openCount(),
 		MaxDatagramSize: c.maxDatagramSize, Migrations: c.paths.migrations,
+		PTOCount: c.sent.PTOCount(),
 	}
 	if c.oneRTT != nil {
 		s.KeyUpdates = c.oneRTT.Updates()

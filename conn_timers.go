@@ -42,6 +42,7 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.idleDeadline)
 	earliest(c.handshakeTimeout)
 	earliest(c.keepAliveDeadline())
+	earliest(c.pathProbeDeadline())
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
 	earliest(c.idleReleaseDeadline())
@@ -101,6 +102,9 @@ func (c *connState) handleTimeout(now time.Time) {
 	if d := c.keepAliveDeadline(); !d.IsZero() && !now.Before(d) {
 		c.onKeepAlive()
 	}
+	if d := c.pathProbeDeadline(); !d.IsZero() && !now.Before(d) {
+		c.onPathProbe()
+	}
 	if d := c.idleReleaseDeadline(); !d.IsZero() && !now.Before(d) {
 		c.releaseIdle(now)
 	}
@@ -113,6 +117,7 @@ func (c *connState) handleTimeout(now time.Time) {
 // (PTO)" (RFC 9000, Section 10.1). During the handshake it restarts the
 // handshake's idle timeout the same way.
 func (c *connState) resetIdleTimer(now time.Time) {
+	c.lastReceived = now
 	if c.idleTimeout <= 0 {
 		c.idleDeadline = time.Time{}
 		return

@@ -54,7 +54,9 @@ func pathEcho(t *testing.T, c *Conn, msg []byte) {
 // pathPollUntil polls cond until it holds, failing after 10 s.
 func pathPollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	// A bound generous enough for a busy machine: it only matters when
+	// cond never holds.
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

@@ -116,9 +116,14 @@ type StreamError struct {
 	Code     StreamErrorCode
 	// Remote reports that the peer reset or stopped the stream.
 	Remote bool
+
+	afterClose bool // a Read after Stream.Close (stream_close.go)
 }
 
 func (e *StreamError) Error() string {
+	if e.afterClose {
+		return readAfterCloseMessage(e.StreamID)
+	}
 	side := "local"
 	if e.Remote {
 		side = "remote"

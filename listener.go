@@ -43,6 +43,9 @@ type Listener struct {
 	earlyDatagrams []earlyDatagram
 	// preferred is set by SetPreferredAddress (listener_preferred.go).
 	preferred atomic.Pointer[listenerPreferred]
+	// failures counts the handshakes that failed lately, for the
+	// automatic Retry decision (listener_retry.go).
+	failures failureWindow
 }
 
 // acceptQueueLen bounds connections whose handshake completed but that
@@ -201,11 +204,12 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		initialSeal: seal, initialOpen: open,
 	}
 	v := l.checkToken(now, hdr, addr, &cp)
-	if v == tokenNone && l.needRetry(addr) {
+	if v == tokenNone && l.needRetry(now, addr) {
 		l.sendRetry(now, hdr, addr)
 		return false
 	}
 	c := newConn(l.t, addr, l.config)
+	c.origin = l
 	if !l.t.trackConn(c) {
 		return false // the Transport is closing
 	}
@@ -256,10 +260,24 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 	return took
 }
 
-// waitHandshake, for ListenEarly, queues c for Accept at once and counts
-// its handshake as in progress until it completes.
+// waitHandshake, for ListenEarly, queues c for Accept once its
+// ClientHello was processed (its application protocol is known, as with
+// quic-go's early listeners) and counts its handshake as in progress
+// until it completes. A connection that fails first is not queued.
 func (l *Listener) waitHandshake(c *Conn) {
 	defer l.handshakes.Add(-1)
+	select {
+	case <-c.early.ready:
+	case <-c.handshakeDone:
+	case <-c.ctx.Done():
+	case <-l.closed:
+	}
+	if !chanClosed(c.early.ready) && !chanClosed(c.handshakeDone) {
+		if c.ctx.Err() == nil {
+			l.refuse(c) // the listener closed
+		}
+		return
+	}
 	l.push(c)
 	select {
 	case <-c.handshakeDone:
@@ -353,13 +371,19 @@ func (l *Listener) checkToken(now time.Time, hdr wire.LongHeader, addr net.Addr,
 	return tokenValid
 }
 
-// needRetry decides whether to validate a client's address with Retry.
-func (l *Listener) needRetry(addr net.Addr) bool {
+// needRetry decides whether to validate a client's address with Retry:
+// as RequireAddressValidation says, or else while the handshake load is
+// high (listener_retry.go).
+func (l *Listener) needRetry(now time.Time, addr net.Addr) bool {
 	if f := l.t.RequireAddressValidation; f != nil {
 		return f(addr)
 	}
-	return l.handshakes.Load() >= int64(l.t.MaxHandshakes)/2
+	return retryDue(l.handshakes.Load(), l.failures.count(now), l.t.MaxHandshakes)
 }
+
+// handshakeFailed counts a handshake of the listener's that ended before
+// it completed, at now.
+func (l *Listener) handshakeFailed(now time.Time) { l.failures.add(now) }
 
 // sendRetry answers a client's first Initial with a Retry packet
 // (RFC 9000, Section 17.2.5) carrying a token that binds the client's

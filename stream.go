@@ -68,6 +68,7 @@ type stream struct {
 	readWaiters   int // readers that found nothing and wait on readCh (see passOn)
 	readDeadline  time.Time
 	recv0RTT      bool // some of the data arrived in 0-RTT packets
+	closedBoth    bool // Stream.Close ended the reading (stream_close.go)
 
 	// Sending part (RFC 9000, Section 3.1).
 	hasSend       bool
@@ -85,6 +86,15 @@ type stream struct {
 	writeCh       chan struct{}
 	writeWaiters  int // writers that found the buffer full and wait on writeCh
 	writeDeadline time.Time
+
+	// Resets that deliver a prefix (RESET_STREAM_AT, stream_reset_at.go):
+	// resetAtRecvd, one arrived, whose data below resetAtRecvSize is still
+	// read before the reset is reported; resetAt, the reset this endpoint
+	// sends delivers the first resetAtSize bytes.
+	resetAtRecvd    bool
+	resetAtRecvSize uint64
+	resetAt         bool
+	resetAtSize     uint64
 }
 
 func newStream(m *streamsMap, id wire.StreamID) *stream {
@@ -182,6 +192,9 @@ func (s *stream) handleResetStream(now time.Time, code, finalSize uint64) error 
 	if s.eofRead || s.resetRecvd {
 		return nil
 	}
+	if s.resetAtRecvd && code != s.resetRecvCode {
+		return errResetCodeChanged
+	}
 	s.resetRecvd, s.resetRecvCode = true, code
 	s.recvFC.Abandon(now)
 	s.recv.reset()
@@ -234,7 +247,7 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 // the connection's limit holds back keeps the stream queued: MAX_DATA
 // resumes the queue. s.mu held, by the connection goroutine.
 func (s *stream) wantsToSend() bool {
-	s.ctlPending = s.stopPending || s.resetPending
+	s.ctlPending = s.stopPending || s.resetPending && !s.resetAtWaits()
 	s.creditWait = false
 	if s.ctlPending {
 		return true
@@ -277,7 +290,10 @@ func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 			c.sent.AddFrame(space, ackhandler.FrameRecord{Type: wire.FrameTypeStopSending, StreamID: int64(s.id)})
 		}
 	}
-	if s.resetPending {
+	if s.resetPending && s.resetAt {
+		b = s.appendResetStreamAt(b, end)
+	}
+	if s.resetPending && !s.resetAt {
 		f := wire.ResetStreamFrame{StreamID: s.id, ErrorCode: s.resetCode, FinalSize: s.sentEnd}
 		if f.EncodedLen() <= end-len(b) {
 			b = f.Append(b)
@@ -304,7 +320,7 @@ func (s *stream) appendControlFrames(now time.Time, b []byte, end int) []byte {
 			}
 		}
 	}
-	s.ctlPending = s.stopPending || s.resetPending
+	s.ctlPending = s.stopPending || s.resetPending && !s.resetAtWaits()
 	return b
 }
 
@@ -320,7 +336,7 @@ func (s *stream) appendStreamFrame(now time.Time, b []byte, end int) (_ []byte, 
 	c := s.m.c
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.hasSend || s.resetPending || s.resetSent || !s.creditKnown {
+	if !s.hasSend || (s.resetPending || s.resetSent) && !s.resetAt || !s.creditKnown {
 		return b, s.wantsToSend(), s.isDone()
 	}
 	maxData := end - len(b) - streamFrameOverhead
@@ -365,7 +381,7 @@ func (s *stream) onFrameAcked(f *ackhandler.FrameRecord) bool {
 		if s.writeWaiters > 0 {
 			notify(s.writeCh)
 		}
-	case f.Type == wire.FrameTypeResetStream:
+	case f.Type == wire.FrameTypeResetStream, f.Type == wire.FrameTypeResetStreamAt:
 		s.resetAcked = true
 	}
 	return s.isDone()
@@ -378,10 +394,10 @@ func (s *stream) onFrameLost(f *ackhandler.FrameRecord) bool {
 	defer s.mu.Unlock()
 	switch f.Type {
 	case wire.FrameTypeStream:
-		if !s.resetPending && !s.resetSent {
+		if !s.resetPending && !s.resetSent || s.resetAt {
 			s.send.onLost(f.Offset, int(f.Length), f.Extra == 1)
 		}
-	case wire.FrameTypeResetStream:
+	case wire.FrameTypeResetStream, wire.FrameTypeResetStreamAt:
 		s.resetPending = !s.resetAcked
 	case wire.FrameTypeStopSending:
 		s.stopPending = s.readCanceled && !s.resetRecvd && !s.eofRead
@@ -392,7 +408,7 @@ func (s *stream) onFrameLost(f *ackhandler.FrameRecord) bool {
 	case wire.FrameTypeStreamDataBlocked:
 		s.sendFC.OnBlockedLost(f.Offset)
 	default:
-		if f.Type.IsStream() && !s.resetPending && !s.resetSent {
+		if f.Type.IsStream() && (!s.resetPending && !s.resetSent || s.resetAt) {
 			s.send.onLost(f.Offset, int(f.Length), f.Extra == 1)
 		}
 	}
@@ -402,7 +418,7 @@ func (s *stream) onFrameLost(f *ackhandler.FrameRecord) bool {
 // isDone reports whether both directions are finished, so the stream can
 // be forgotten. s.mu held.
 func (s *stream) isDone() bool {
-	sendDone := !s.hasSend || s.finAcked || s.resetAcked
+	sendDone := !s.hasSend || s.finAcked || s.resetAcked && (!s.resetAt || s.send.reliableAcked())
 	recvDone := !s.hasRecv || s.eofRead || s.resetRecvd
 	if s.hasRecv && s.readCanceled {
 		_, known := s.recvFC.FinalSize()
@@ -482,10 +498,12 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	if waited {
 		s.readWaiters--
 	}
-	wasEOF := s.eofRead
+	wasEOF, wasReset := s.eofRead, s.resetRecvd
 	n, err := s.tryRead(p)
 	deadline := s.readDeadline
-	reachedEOF := s.eofRead && !wasEOF
+	// The end of a RESET_STREAM_AT's data counts as the end too: the
+	// stream may retire and the unread data's credit goes back.
+	reachedEOF := s.eofRead && !wasEOF || s.resetRecvd && !wasReset
 	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
 		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
@@ -509,9 +527,11 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 func (s *stream) tryRead(p []byte) (int, error) {
 	switch {
 	case s.readCanceled:
-		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.stopCode)}
+		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.stopCode), afterClose: s.closedBoth}
 	case s.resetRecvd:
 		return 0, &StreamError{StreamID: s.id, Code: StreamErrorCode(s.resetRecvCode), Remote: true}
+	case s.resetAtRecvd:
+		return s.readBeforeResetAt(p)
 	}
 	n := s.recv.read(p)
 	s.readConsumed += uint64(n)

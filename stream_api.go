@@ -69,19 +69,39 @@ func (s *Stream) CloseWrite() error { return s.s.closeWrite() }
 // Section 3.1).
 func (s *Stream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
 
+// CancelWriteAt is CancelWrite, except that the first reliableSize bytes
+// written are still delivered, retransmitted as needed, before the peer
+// learns of the reset: a RESET_STREAM_AT frame
+// (draft-ietf-quic-reliable-stream-reset), when both sides enabled it
+// (Config.EnableResetStreamAt, ConnectionState.SupportsResetStreamAt);
+// otherwise a RESET_STREAM, as CancelWrite sends. Writes fail afterwards
+// as after CancelWrite. A reliableSize above what was written means
+// everything written.
+func (s *Stream) CancelWriteAt(code StreamErrorCode, reliableSize uint64) {
+	s.s.cancelWriteAt(code, reliableSize)
+}
+
 // CancelRead abandons the receiving direction: buffered data is discarded
 // and, if more was expected, the peer gets a STOP_SENDING with code
 // (RFC 9000, Section 3.5).
 func (s *Stream) CancelRead(code StreamErrorCode) { s.s.cancelRead(code) }
 
-// Close releases both directions, as users of io.Closer expect: it is
-// CloseWrite (the written data and a FIN are still delivered) followed by
-// CancelRead(0) unless the peer already finished sending, so that the
-// peer stops sending data nobody will read. To keep reading after the
-// writing is done, use CloseWrite instead.
+// Close releases both directions, as users of io.Closer and net.Conn
+// expect: it is CloseWrite (the written data and a FIN are still
+// delivered) followed by CancelRead(0) unless the peer already finished
+// sending, so that the peer stops sending data nobody will read. Reads
+// then fail with a *StreamError saying that the stream was read after
+// Close.
+//
+// This differs from quic-go, whose Stream.Close closes only the sending
+// direction. To send a request and then read the response, use
+// CloseWrite:
+//
+//	s.Write(request)
+//	s.CloseWrite()              // FIN: the request is complete
+//	resp, err := io.ReadAll(s)  // the peer's answer, up to its FIN
 func (s *Stream) Close() error {
-	s.s.closeWrite()
-	s.s.cancelRead(0)
+	s.s.closeBoth()
 	return nil
 }
 
@@ -118,6 +138,12 @@ func (s *SendStream) Close() error { return s.s.closeWrite() }
 
 // CancelWrite resets the stream; see Stream.CancelWrite.
 func (s *SendStream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
+
+// CancelWriteAt resets the stream but delivers its first reliableSize
+// bytes; see Stream.CancelWriteAt.
+func (s *SendStream) CancelWriteAt(code StreamErrorCode, reliableSize uint64) {
+	s.s.cancelWriteAt(code, reliableSize)
+}
 
 // SetWriteDeadline sets the deadline for Write calls.
 func (s *SendStream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }

@@ -145,11 +145,18 @@ func (s *stream) controlDue() bool {
 	return s.hasSend && blocked
 }
 
+// sendsData reports whether s may still send stream data: not reset, or
+// reset with RESET_STREAM_AT, whose reliable part still goes
+// (stream_reset_at.go). s.mu held.
+func (s *stream) sendsData() bool {
+	return s.hasSend && (!s.resetPending && !s.resetSent || s.resetAt)
+}
+
 // hasLostData reports whether s has lost data to send again.
 func (s *stream) hasLostData() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.hasSend && !s.resetPending && !s.resetSent && s.creditKnown && len(s.send.lost) > 0
+	return s.sendsData() && s.creditKnown && len(s.send.lost) > 0
 }
 
 // waitsForConnCredit reports whether what s has to send is new data that
@@ -157,6 +164,6 @@ func (s *stream) hasLostData() bool {
 func (s *stream) waitsForConnCredit() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.hasSend && !s.resetPending && !s.resetSent && s.creditKnown && len(s.send.lost) == 0 &&
+	return s.sendsData() && s.creditKnown && len(s.send.lost) == 0 &&
 		s.send.sentOffset() < s.send.writeOffset() && s.sendFC.Credit() > 0 && s.m.c.connSend.Credit() == 0
 }

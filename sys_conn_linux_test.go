@@ -5,8 +5,10 @@ package quic
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -335,8 +337,10 @@ func testWildcardSourceAt(t *testing.T, su, cu *net.UDPConn, at netip.Addr) {
 	c.CloseWithError(0, "")
 	<-c.done
 	<-sc.done
+	// A copy: datagrams may still arrive (the client's Transport reads on
+	// until it closes), and the map is the read loop's.
 	rec.mu.Lock()
-	froms := rec.froms
+	froms := maps.Clone(rec.froms)
 	rec.mu.Unlock()
 	want := netip.AddrPortFrom(at, uint16(port)).String()
 	if len(froms) != 1 || froms[want] == 0 {
@@ -476,6 +480,44 @@ func TestSocketTransferFeaturesOff(t *testing.T) {
 		if st := x.state.sent.ECNState(); st != ackhandler.ECNFailed {
 			t.Errorf("ECN state %v with ECN disabled; want failed (never marking)", st)
 		}
+	}
+}
+
+// Loopback carries the largest UDP payload over IPv4, 65507 bytes, in one
+// datagram that the receiving socket reads whole (its GRO-sized buffers),
+// and the kernel refuses a larger one at once (EMSGSIZE), which the
+// batch reports as too big: what path MTU discovery relies on to find
+// 64 KB packets on loopback (TestSimPathMTULoopbackJumbo; the real-time
+// TestUDPLoopbackJumboPackets runs with make test-jumbo).
+func TestSocketLoopbackJumboDatagram(t *testing.T) {
+	ur, us := listenUDP(t, "127.0.0.1:0"), listenUDP(t, "127.0.0.1:0")
+	r, s := optimizedConn(t, ur, socketOptions{}), optimizedConn(t, us, socketOptions{})
+	if r.rxBufferSize() < 65507 {
+		t.Skipf("receive buffers of %d bytes (no GRO)", r.rxBufferSize())
+	}
+	for _, size := range []int{65508, 65507} {
+		b := getTxBatch(true, size)
+		d := b.next()[:size]
+		for i := range d {
+			d[i] = byte(size)
+		}
+		b.commit(d, ackhandler.NotECT, true)
+		err := s.writeBatch(b, ur.LocalAddr(), netip.AddrPort{}, netip.Addr{})
+		tooBig := b.tooBig
+		putTxBatch(b)
+		if size > 65507 {
+			if tooBig != size || !errors.Is(err, unix.EMSGSIZE) {
+				t.Fatalf("%d bytes: reported too big %d, error %v; want EMSGSIZE", size, tooBig, err)
+			}
+			continue
+		}
+		if err != nil || tooBig != 0 {
+			t.Fatalf("%d bytes refused: %v", size, err)
+		}
+	}
+	dgrams, _ := readDatagrams(t, ur, r, 1)
+	if want := byte(65507 & 0xff); len(dgrams) != 1 || len(dgrams[0]) != 65507 || dgrams[0][0] != want || dgrams[0][65506] != want {
+		t.Fatalf("received %d datagrams, the first of %d bytes", len(dgrams), len(dgrams[0]))
 	}
 }
 

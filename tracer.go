@@ -32,6 +32,13 @@ type Tracer struct {
 	// PacketLost is called when loss detection declares a packet lost
 	// (RFC 9002, Section 6.1), with the packet's size in bytes.
 	PacketLost func(pt wire.PacketType, pn wire.PacketNumber, size int)
+	// DatagramsDropped is called when DATAGRAM frame payloads (RFC 9221)
+	// were dropped: ones the application gave to SendDatagram that will
+	// never be sent, or received ones the application did not read in
+	// time. Drops are reported in batches, at most one call per
+	// direction and reason for each burst of events the connection
+	// handles; ConnectionStats counts them too.
+	DatagramsDropped func(d DatagramDrop)
 	// MetricsUpdated is called when the RTT estimates, the congestion
 	// window or the bytes in flight changed, at most once per burst of
 	// events the connection handles.
@@ -54,7 +61,12 @@ type Tracer struct {
 	HandshakeComplete func(h HandshakeInfo)
 	// ConnectionClosed is called once, with the reason, when the
 	// connection ends (it may still send a CONNECTION_CLOSE or wait in
-	// the draining state afterwards).
+	// the draining state afterwards). It is called before the call that
+	// closed the connection returns (Conn.CloseWithError, or the Close of
+	// what owns the connection, such as Transport.Close), and before any
+	// of the connection's blocked calls see the close, so that a tracer
+	// that writes a file can complete it here, for an application that
+	// exits at once; package qlog does.
 	ConnectionClosed func(err error)
 	// Application is a tracer for the application protocol that runs on
 	// the connection, such as an *http3.Tracer, which the protocol's
@@ -63,9 +75,11 @@ type Tracer struct {
 	// above, the application's tracer is called from the application's
 	// goroutines, possibly concurrently.
 	Application any
-	// Done is called last, when the connection's state is gone; the
-	// Tracer gets no more calls. A tracer that writes a file closes it
-	// here.
+	// Done is called last, when the connection's state is gone, which
+	// for a closed connection is at the end of its closing or draining
+	// period (three PTOs, RFC 9000, Section 10.2, or when its Transport
+	// closes): an application that exits before may never see it. The
+	// Tracer gets no more calls.
 	Done func()
 }
 
@@ -133,6 +147,55 @@ const (
 var dropReasons = [...]PacketDropReason{
 	DropDecryptionFailure, DropKeyUnavailable, DropDuplicate, DropInvalid, DropUnknownConnection,
 	DropUnsupportedVersion, DropRejected, DropQueueFull, DropTooLarge,
+}
+
+// DatagramDrop describes DATAGRAM frame payloads (RFC 9221) a connection
+// dropped for one reason, in one direction.
+type DatagramDrop struct {
+	// Sent reports that the payloads were the application's, given to
+	// Conn.SendDatagram and never sent; otherwise they were received and
+	// not read with Conn.ReceiveDatagram.
+	Sent bool
+	// Reason says why.
+	Reason DatagramDropReason
+	// Count is the number of payloads dropped, Bytes their total size.
+	Count, Bytes int
+}
+
+// A DatagramDropReason says why DATAGRAM frame payloads were dropped.
+type DatagramDropReason string
+
+// Reasons for dropping DATAGRAM frame payloads.
+const (
+	// DatagramDropQueueFull: the queue (Config.DatagramQueueLen) was
+	// full, and the oldest payload made room for a new one: a payload
+	// Conn.SendDatagram queued faster than the connection could send
+	// (congestion control decides), or a received one the application
+	// did not read before more arrived.
+	DatagramDropQueueFull DatagramDropReason = "queue_full"
+	// DatagramDropTooLarge: a payload to send was larger than the peer's
+	// max_datagram_frame_size allows or than a packet on the path can
+	// carry (RFC 9221, Section 3).
+	DatagramDropTooLarge DatagramDropReason = "too_large"
+	// DatagramDropConnectionClosed: a payload was still waiting to be
+	// sent when the connection closed.
+	DatagramDropConnectionClosed DatagramDropReason = "connection_closed"
+)
+
+// datagramDropIndex indexes datagramDropReasons; datagramDropNone is no
+// drop.
+type datagramDropIndex int8
+
+const (
+	datagramDropNone       datagramDropIndex = -1
+	datagramDropQueueFull  datagramDropIndex = 0
+	datagramDropTooLarge   datagramDropIndex = 1
+	datagramDropClosed     datagramDropIndex = 2
+	numDatagramDropReasons                   = 3
+)
+
+var datagramDropReasons = [numDatagramDropReasons]DatagramDropReason{
+	DatagramDropQueueFull, DatagramDropTooLarge, DatagramDropConnectionClosed,
 }
 
 // RecoveryMetrics are the loss-recovery and congestion-control figures

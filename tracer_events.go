@@ -20,6 +20,7 @@ type connObs struct {
 	dropped            uint64                   // packets dropped, in all
 	offered0RTT        bool                     // client: 0-RTT keys were installed
 	rx0RTT             bool                     // server: a 0-RTT packet arrived
+	antiReplay         antiReplayOutcome        // server: the anti-replay check (conn_antireplay.go)
 	dropsPending       bool                     // drops has counts to flush
 
 	rxSize int // size of the packet being processed

@@ -77,8 +77,13 @@ type Transport struct {
 	// client's address first with a Retry packet (RFC 9000,
 	// Section 8.1.2), at the cost of one round trip. Return true always to
 	// validate every client. When nil, Retry is sent automatically while
-	// more than half of MaxHandshakes handshakes are in progress, to shed
-	// spoofed-address floods.
+	// the handshakes in progress plus those that failed within the last
+	// second number at least half of MaxHandshakes, to shed floods of
+	// Initials, spoofed or not, that start handshakes which never finish
+	// or fail at once: with the default MaxHandshakes, such a flood costs
+	// the server at most 512 handshakes per second. A handshake that
+	// fails before the client's address is validated leaves no
+	// connection in the closing state behind (RFC 9000, Section 10.2.3).
 	RequireAddressValidation func(net.Addr) bool
 
 	// TokenKey protects the address-validation tokens this Transport's
@@ -103,6 +108,14 @@ type Transport struct {
 	// use.
 	DisableGSO, DisableGRO, DisableECN, DisableBatchIO bool
 
+	// Keys, if set, derives from one master secret the session-ticket
+	// keys of the listener's tls.Config, the address-token keys and the
+	// stateless reset key, and rotates the first two (see KeySchedule).
+	// StatelessResetKey and TokenKey, if set, take precedence for their
+	// keys, and so do WrapSession or UnwrapSession of the tls.Config.
+	// Default nil: each key as its own field says.
+	Keys *KeySchedule
+
 	// SocketBufferSize is the UDP receive and send buffer size asked of
 	// the kernel, which caps it (net.core.rmem_max and wmem_max on Linux,
 	// unless the process may override them). Default 7 MiB: a burst of
@@ -112,7 +125,12 @@ type Transport struct {
 
 	initOnce sync.Once
 	sock     sysConn
-	rxCur    *rxMessage // the datagram being routed (read loop only)
+	// rxCur is the datagram being routed on the slow path (new
+	// connections, resets, version negotiation), which slowMu serializes
+	// when several sockets are read at once (transport_reuseport.go).
+	rxCur    *rxMessage
+	slowMu   sync.Mutex
+	extraRx  extraSockets // more sockets to read (transport_reuseport.go)
 	tokens   *handshake.TokenProtector
 	initErr  error
 	handlers packetHandlerMap
@@ -233,7 +251,12 @@ func (t *Transport) init() error {
 		if t.ConnectionIDGenerator == nil {
 			t.ConnectionIDGenerator = NewRandomConnectionIDGenerator(8)
 		}
-		t.resetKey, t.initErr = newResetKey(t, t.StatelessResetKey)
+		fleetReset, fleetTokens := t.fleetKeys() // keys_fleet.go
+		key := t.StatelessResetKey
+		if len(key) == 0 {
+			key = fleetReset
+		}
+		t.resetKey, t.initErr = newResetKey(t, key)
 		if t.initErr != nil {
 			return
 		}
@@ -243,6 +266,9 @@ func (t *Transport) init() error {
 			rand.Read(tkey)
 		}
 		t.tokens, t.initErr = handshake.NewTokenProtector(tkey)
+		if fleetTokens != nil {
+			t.tokens = fleetTokens
+		}
 		if t.TokenReplayGuard == nil {
 			t.TokenReplayGuard = NewTokenReplayGuard(DefaultTokenReplayCapacity)
 		}
@@ -260,7 +286,8 @@ func (t *Transport) init() error {
 			receiveDrops: &t.stats.receiveDrops,
 		})
 		t.wg.Add(1)
-		go t.readLoop()
+		go t.readLoop(t.sock, true)
+		t.startExtraReaders()
 	})
 	return t.initErr
 }
@@ -289,6 +316,11 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		r.closed.handle(datagramCount(len(d), segSize), len(d), m.remote())
 		return false
 	}
+	// The slow path answers from the address the datagram came to
+	// (rxCur), one socket's read loop at a time.
+	t.slowMu.Lock()
+	t.rxCur = m
+	defer func() { t.rxCur = nil; t.slowMu.Unlock() }()
 	if !wire.IsLongHeader(d[0]) {
 		if c := t.resetTokens.lookup(d); c != nil {
 			return c.enqueue(t.inboundFor(d, bp, segSize, m))
@@ -316,6 +348,20 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		return true
 	}
 	t.stats.countDrop(DropRejected)
+	// A Handshake packet for a connection this server does not know: its
+	// handshake ended here (HandshakeIdleTimeout) while the client's was
+	// complete. "An endpoint MAY send a Stateless Reset in response to a
+	// packet with a long header. Sending a Stateless Reset is not
+	// effective prior to the stateless reset token being available to a
+	// peer." (RFC 9000, Section 10.3) A client sending Handshake packets
+	// to this ID has the token if its handshake completed, and until the
+	// handshake is confirmed it sends nothing else: "An endpoint MUST NOT
+	// set its PTO timer for the Application Data packet number space
+	// until the handshake is confirmed" (RFC 9002, Section 6.2.1). Ignored,
+	// it would probe until its idle timeout.
+	if pt, err := wire.PacketTypeOf(d); err == nil && pt == wire.PacketTypeHandshake {
+		t.maybeSendStatelessReset(d, cid, m.peer())
+	}
 	return false
 }
 
@@ -405,6 +451,7 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 	if err != nil {
 		return nil, err
 	}
+	t.configureTickets(tc)
 	l := newListener(t, tc, conf.withDefaults())
 	l.early = early
 	t.life.mu.Lock()
@@ -606,6 +653,7 @@ func (t *Transport) shutdown(closedWait time.Duration) {
 		case t.sock != nil: // the read loop runs
 			t.Conn.SetReadDeadline(time.Unix(1, 0)) // unblock the read loop
 		}
+		t.extraRx.unblock()
 	})
 }
 
@@ -624,43 +672,17 @@ func randomSeed() uint64 {
 // and the connections it accepted ended (their closing periods included,
 // 5 seconds at most); its socket is then released.
 func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
-	udp, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return nil, err
-	}
-	t := &Transport{Conn: udp, ownConn: true}
-	l, err := t.Listen(tlsConf, conf)
-	if err != nil {
-		t.Close()
-		return nil, err
-	}
-	l.ownTransport = true
-	return l, nil
+	return listenAddr(addr, tlsConf, conf, false)
 }
 
 // DialAddr dials the UDP address addr from a Transport of its own on an
-// ephemeral port. The Transport closes in the background once the
-// connection ended, or the dial failed, after the connection's closing
-// period (5 seconds at most); DialAddr never waits for it.
+// ephemeral port. If tlsConf.ServerName is empty, a copy of tlsConf gets
+// the host of addr ("localhost" of "localhost:4433", as tls.Dial takes
+// it): the server's certificate is verified against that name, and the
+// session cache keeps the sessions to resume under it. The Transport
+// closes in the background once the connection ended, or the dial
+// failed, after the connection's closing period (5 seconds at most);
+// DialAddr never waits for it.
 func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
-	raddr, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, err
-	}
-	udp, err := net.ListenUDP("udp", nil)
-	if err != nil {
-		return nil, err
-	}
-	t := &Transport{Conn: udp, ownConn: true}
-	c, err := t.Dial(ctx, raddr, tlsConf, conf)
-	// The Transport closes once the connection ended, in the background:
-	// a dial that failed or was abandoned returns at once, while what is
-	// left of the connection answers the server for its closing period
-	// (closed_conn.go), 5 s at most.
-	t.closeWhenIdle.Store(true)
-	t.closeIfIdle()
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return dialAddr(ctx, addr, tlsConf, conf, false)
 }

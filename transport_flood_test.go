@@ -65,6 +65,21 @@ func spoofedAddr(i int) *net.UDPAddr {
 // server can answer it with its whole flight.
 func clientInitial(t *testing.T, ctls *tls.Config, i int) []byte {
 	t.Helper()
+	return makeClientInitial(t, ctls, i, false)
+}
+
+// failingInitial is clientInitial with a Source Connection ID other than
+// the initial_source_connection_id of its transport parameters: the
+// server authenticates it, parses the ClientHello, and fails the
+// handshake at once with TRANSPORT_PARAMETER_ERROR (RFC 9000,
+// Section 7.3).
+func failingInitial(t *testing.T, ctls *tls.Config, i int) []byte {
+	t.Helper()
+	return makeClientInitial(t, ctls, i, true)
+}
+
+func makeClientInitial(t *testing.T, ctls *tls.Config, i int, badSCID bool) []byte {
+	t.Helper()
 	ctls = ctls.Clone()
 	ctls.CurvePreferences = []tls.CurveID{tls.X25519}
 	dcid := wire.NewConnectionID([]byte{0xf1, byte(i >> 8), byte(i), 3, 4, 5, 6, 7})
@@ -74,6 +89,9 @@ func clientInitial(t *testing.T, ctls *tls.Config, i int) []byte {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if badSCID {
+		c.localConnID = wire.NewConnectionID([]byte{0xbd, byte(i >> 8), byte(i), 3, 4, 5, 6, 7})
 	}
 	d := append([]byte(nil), c.pollTransmit(time.Now(), make([]byte, 0, 1500))...)
 	more := c.pollTransmit(time.Now(), make([]byte, 0, 1500))
@@ -244,5 +262,66 @@ func TestSlowlorisStreamsIdleTimeout(t *testing.T) {
 		if n := p.serverT.conns.Load(); n != 0 {
 			t.Errorf("%d server connections left", n)
 		}
+	})
+}
+
+// TestFailingInitialFloodTriggersRetry floods a listener with client
+// Initials that fail at once (transport parameters that do not match the
+// packet's Source Connection ID). Each failed handshake counts toward the
+// automatic Retry trigger for a second, as if still in progress: past
+// half of MaxHandshakes, the flood gets Retry packets and costs the
+// server no handshake. Each connection that failed, before its client's
+// address was validated, answered with one CONNECTION_CLOSE and kept no
+// closing state (RFC 9000, Section 10.2.3): no connection is left. A
+// second later the trigger has decayed and an Initial starts a handshake
+// again.
+func TestFailingInitialFloodTriggersRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctls, stls := testTLS(t)
+		fc, cc := newFloodConn()
+		const maxHS, n = 16, 40
+		st := &Transport{Conn: fc, MaxHandshakes: maxHS}
+		l, err := st.Listen(stls, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			fc.inject(failingInitial(t, ctls, i), spoofedAddr(i))
+			synctest.Wait()
+		}
+		s := st.Stats()
+		if s.HandshakesStarted != maxHS/2 || s.HandshakesFailed != maxHS/2 || s.RetriesSent != n-maxHS/2 {
+			t.Errorf("%d handshakes started, %d failed, %d Retry packets; want %d, %d and %d",
+				s.HandshakesStarted, s.HandshakesFailed, s.RetriesSent, maxHS/2, maxHS/2, n-maxHS/2)
+		}
+		if conns := st.conns.Load(); conns != 0 {
+			t.Errorf("%d connections left (closing state) after failed handshakes", conns)
+		}
+		fc.mu.Lock()
+		var closed int
+		for i := range n {
+			a := spoofedAddr(i).String()
+			if fc.other[a] {
+				closed++
+				if got := fc.sent[a]; got > 3*minInitialPacketSize {
+					t.Errorf("%s: %d bytes sent for one Initial", a, got)
+				}
+			}
+		}
+		fc.mu.Unlock()
+		if closed != maxHS/2 {
+			t.Errorf("%d addresses got a CONNECTION_CLOSE, want %d", closed, maxHS/2)
+		}
+		// The failures age out of the trigger.
+		time.Sleep(2 * time.Second)
+		fc.inject(failingInitial(t, ctls, n), spoofedAddr(n))
+		synctest.Wait()
+		if s := st.Stats(); s.HandshakesStarted != maxHS/2+1 {
+			t.Errorf("2 s after the flood: %d handshakes started, want %d (no Retry)", s.HandshakesStarted, maxHS/2+1)
+		}
+		l.Close()
+		st.Close()
+		cc.Close()
+		fc.Close()
 	})
 }

@@ -62,16 +62,18 @@ func (t *Transport) SocketInfo() SocketInfo {
 	return t.sock.info()
 }
 
-// readLoop reads batches of datagrams and routes them until the socket
-// fails or the Transport closes.
-func (t *Transport) readLoop() {
+// readLoop reads batches of datagrams from sock and routes them until the
+// socket fails or the Transport closes. The primary loop (of t.Conn)
+// refills the stateless reset budget; the failure of its socket closes
+// the Transport, that of another socket only ends its loop.
+func (t *Transport) readLoop(sock sysConn, primary bool) {
 	defer t.wg.Done()
 	// The zero time fills the stateless reset budget at the first batch:
 	// a restarted server's first second is when its lost connections'
 	// peers most need resets.
 	var lastReset time.Time
-	ms := make([]rxMessage, t.sock.readBatchLen())
-	size := t.sock.rxBufferSize()
+	ms := make([]rxMessage, sock.readBatchLen())
+	size := sock.rxBufferSize()
 	defer func() {
 		for i := range ms {
 			if ms[i].buf != nil {
@@ -85,7 +87,7 @@ func (t *Transport) readLoop() {
 				ms[i].buf = getRxBuffer(size)
 			}
 		}
-		n, err := t.sock.readBatch(ms)
+		n, err := sock.readBatch(ms)
 		if err != nil {
 			select {
 			case <-t.closing:
@@ -101,27 +103,28 @@ func (t *Transport) readLoop() {
 				t.stats.readErrors.Add(1)
 				continue
 			}
+			if !primary {
+				return
+			}
 			// The socket failed: close everything (Close would wait
 			// for this loop); closed connections cannot answer.
 			t.shutdown(0)
 			return
 		}
 		// One clock reading per batch.
-		if now := time.Now(); now.Sub(lastReset) > time.Second {
+		if now := time.Now(); primary && now.Sub(lastReset) > time.Second {
 			lastReset = now
 			t.resetBudget.Store(100)
 		}
 		for i := 0; i < n; i++ {
 			t.deliver(&ms[i])
 		}
-		t.rxCur = nil
 	}
 }
 
 // deliver routes the datagrams of one received message; it sets m.buf to
 // nil if a connection took the buffer.
 func (t *Transport) deliver(m *rxMessage) {
-	t.rxCur = m
 	d := (*m.buf)[:min(m.n, len(*m.buf))]
 	seg := m.segSize
 	if seg <= 0 || seg >= len(d) {

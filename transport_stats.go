@@ -1,6 +1,11 @@
 package quic
 
-import "sync/atomic"
+import (
+	"crypto/tls"
+	"sync/atomic"
+
+	"github.com/quicstack/quic/wire"
+)
 
 // TransportStats are a Transport's counters since it started, for
 // operators: how many handshakes succeed, how often 0-RTT works, how much
@@ -11,11 +16,39 @@ type TransportStats struct {
 	// HandshakesCompleted those whose handshake completed and
 	// HandshakesFailed those that ended before it did.
 	HandshakesStarted, HandshakesCompleted, HandshakesFailed uint64
-	// ZeroRTTAccepted counts handshakes in which 0-RTT was accepted.
-	// ZeroRTTRejected counts those in which it was attempted and
-	// declined: on a client, 0-RTT was offered; on a server, 0-RTT
-	// packets arrived.
-	ZeroRTTAccepted, ZeroRTTRejected uint64
+	// ZeroRTTOffered counts completed handshakes in which 0-RTT was
+	// offered: on a client, 0-RTT keys were installed; on a server, the
+	// ClientHello carried the early_data extension or 0-RTT packets
+	// arrived. ZeroRTTAccepted counts those in which it was accepted and
+	// ZeroRTTRejected those in which it was declined, by the server's
+	// configuration, changed transport parameters, or the anti-replay
+	// store (Listener.AntiReplay).
+	ZeroRTTOffered, ZeroRTTAccepted, ZeroRTTRejected uint64
+	// AntiReplayAdmitted, AntiReplayReplayed, AntiReplayTooOld and
+	// AntiReplayFailures count the outcomes of the anti-replay check of
+	// 0-RTT (Config.AntiReplay), whether or not the handshake then
+	// completed: the store admitted the ticket; it had seen the ticket (a
+	// replay, or a client reusing a ticket); the ticket was older than
+	// Config.AntiReplayWindow; the store failed or timed out. All but
+	// the first declined 0-RTT.
+	AntiReplayAdmitted, AntiReplayReplayed, AntiReplayTooOld, AntiReplayFailures uint64
+	// ResumptionOffered counts completed handshakes in which the client
+	// tried to resume a TLS session (a client had a session; a server
+	// saw the pre_shared_key extension), ResumptionAccepted those that
+	// did resume (tls.ConnectionState.DidResume).
+	ResumptionOffered, ResumptionAccepted uint64
+	// HandshakeDuration is the distribution of the durations of the
+	// handshakes completed, from the connection's start (Dial, or the
+	// server receiving the first Initial) to completion.
+	HandshakeDuration DurationHistogram
+	// Versions, CipherSuites and KeyExchanges count the completed
+	// handshakes by QUIC version, TLS cipher suite (tls.CipherSuiteName
+	// names them) and key exchange group (tls.ConnectionState.CurveID;
+	// 0 for a resumption without a key exchange). Only values seen are
+	// present.
+	Versions     map[wire.Version]uint64
+	CipherSuites map[uint16]uint64
+	KeyExchanges map[tls.CurveID]uint64
 	// RetriesSent counts Retry packets sent (RFC 9000, Section 8.1.2).
 	RetriesSent uint64
 	// StatelessResetsSent counts stateless resets sent (RFC 9000,
@@ -49,6 +82,16 @@ type TransportStats struct {
 	// Section 10.2), which keep only their connection IDs and
 	// CONNECTION_CLOSE datagram.
 	ConnectionsOpen int64
+	// StreamsOpen is the number of streams of these connections not yet
+	// finished in both directions.
+	StreamsOpen int64
+	// Migrations counts the moves of connections to another network path
+	// (RFC 9000, Section 9): a server following a client's new address or
+	// a client moving.
+	Migrations uint64
+	// PacketsLost counts the packets connections declared lost
+	// (RFC 9002, Section 6) and BytesLost their sizes.
+	PacketsLost, BytesLost uint64
 }
 
 // transportCounters are the atomic counters behind TransportStats.
@@ -58,6 +101,7 @@ type transportCounters struct {
 	retriesSent, resetsSent, versionNegotiationsSent         atomic.Uint64
 	tokensReplayed, readErrors, receiveDrops                 atomic.Uint64
 	dropped                                                  [len(dropReasons)]atomic.Uint64
+	fleetCounters                                            // stats_fleet.go
 }
 
 // countDrop counts a dropped datagram or packet.
@@ -99,6 +143,7 @@ func (t *Transport) Stats() TransportStats {
 			ts.PacketsDropped[r] = n
 		}
 	}
+	s.fill(&ts)
 	return ts
 }
 
@@ -110,10 +155,12 @@ func (t *Transport) countHandshake(done bool, st *connState) {
 		return
 	}
 	t.stats.handshakesCompleted.Add(1)
-	switch {
-	case st.used0RTT:
-		t.stats.zeroRTTAccepted.Add(1)
-	case st.obs.offered0RTT || st.obs.rx0RTT:
-		t.stats.zeroRTTRejected.Add(1)
+	if offered0RTT(st) {
+		t.stats.zeroRTTOffered.Add(1)
+		if st.used0RTT {
+			t.stats.zeroRTTAccepted.Add(1)
+		} else {
+			t.stats.zeroRTTRejected.Add(1)
+		}
 	}
 }

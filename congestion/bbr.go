@@ -553,6 +553,10 @@ func (b *bbr) startRecovery() {
 	}
 }
 
+// ReleaseIdle frees the delivery-rate sampler's per-packet records when
+// none is in flight (IdleReleaser).
+func (b *bbr) ReleaseIdle() { b.rate.packets.release() }
+
 // OnAppLimited marks the connection application-limited
 // (MarkConnectionAppLimited, Section 4.1.2.4): the caller found that
 // "the congestion window and pacing rate would have allowed the connection

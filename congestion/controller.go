@@ -75,6 +75,17 @@ type ControllerConfig struct {
 	InitialWindowPackets int
 }
 
+// An IdleReleaser is a Controller that can give back memory while its
+// connection is quiet. A connection that has neither sent nor received
+// for a while (and so has nothing in flight) calls ReleaseIdle before it
+// parks; the controller's behaviour must not change, and what it frees it
+// makes again when the connection sends. BBR's delivery-rate sampler
+// releases its ring of per-packet records (4.6 KB at least, up to
+// 4.7 MB after a large window).
+type IdleReleaser interface {
+	ReleaseIdle()
+}
+
 // An AckedPacket is a packet newly acknowledged by an ACK frame.
 type AckedPacket struct {
 	PacketNumber int64

@@ -88,6 +88,14 @@ func (r *rateRing) grow() {
 	r.buf, r.head = buf, 0
 }
 
+// release frees the ring's storage if it holds no entry; the next push
+// allocates it again at its initial capacity.
+func (r *rateRing) release() {
+	if r.n == 0 {
+		r.buf, r.head = nil, 0
+	}
+}
+
 // find returns the position of the live entry with the given send time and
 // packet number, or -1.
 func (r *rateRing) find(sendTime, pn int64) int {

@@ -287,3 +287,49 @@ func TestRateMulDiv(t *testing.T) {
 		}
 	}
 }
+
+// ReleaseIdle frees BBR's per-packet records only when none is live, and
+// sampling goes on as before once packets flow again.
+func TestBBRReleaseIdle(t *testing.T) {
+	b := NewBBR(ControllerConfig{MaxDatagramSize: 1200}).(*bbr)
+	r := IdleReleaser(b)
+	c := newRateTestClock(1200, time.Millisecond, 50*time.Millisecond)
+	c.s = b.rate
+	var samples int
+	count := func(_ int, rs *rateSample) {
+		if rs.hasData {
+			samples++
+		}
+	}
+	c.run(100, count)
+	b.rate = c.s
+	if b.rate.packets.live == 0 {
+		t.Fatal("no packet in flight")
+	}
+	r.ReleaseIdle()
+	if b.rate.packets.buf == nil {
+		t.Fatal("released the records of packets in flight")
+	}
+	// run acknowledged the packets older than an RTT; the rest now.
+	for i := range c.sent {
+		if c.sent[i].SentTime.Add(c.rtt).After(c.t0.Add(99 * time.Millisecond)) {
+			c.ack(i, c.sent[i].SentTime.Add(c.rtt), count)
+		}
+	}
+	b.rate = c.s
+	if b.rate.packets.live != 0 {
+		t.Fatalf("%d packets still in flight", b.rate.packets.live)
+	}
+	r.ReleaseIdle()
+	if b.rate.packets.buf != nil {
+		t.Fatal("nothing in flight, records kept")
+	}
+	before := samples
+	c.s = b.rate
+	c.t0 = c.t0.Add(time.Second)
+	c.sent = nil
+	c.run(100, count)
+	if samples-before < 40 {
+		t.Fatalf("%d rate samples after the release, want about 50", samples-before)
+	}
+}

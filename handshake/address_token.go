@@ -104,8 +104,9 @@ type AddressToken struct {
 // key. Servers of a fleet that share the key accept each other's tokens.
 // A TokenProtector is safe for concurrent use.
 type TokenProtector struct {
-	aead    cipher.AEAD
-	scratch sync.Pool // of *tokenScratch; keeps AEAD inputs off the heap
+	aead    cipher.AEAD // the key, unless ring is set
+	ring    *EpochKeys  // rotating keys (NewRotatingTokenProtector)
+	scratch sync.Pool   // of *tokenScratch; keeps AEAD inputs off the heap
 }
 
 // tokenScratch holds the buffers that would escape through the cipher.AEAD
@@ -145,6 +146,23 @@ func NewTokenProtector(key []byte) (*TokenProtector, error) {
 	return &TokenProtector{aead: aead}, nil
 }
 
+// NewRotatingTokenProtector returns a TokenProtector whose key changes
+// every epoch of keys: tokens are sealed with the key of the epoch they
+// are issued in, and those of the two neighbouring epochs are accepted
+// too, so that a token issued just before a rotation, or by a server of
+// the fleet whose clock is slightly ahead, still validates.
+func NewRotatingTokenProtector(keys *EpochKeys) *TokenProtector {
+	return &TokenProtector{ring: keys}
+}
+
+// sealer returns the AEAD that seals tokens issued at now.
+func (p *TokenProtector) sealer(now time.Time) cipher.AEAD {
+	if p.ring == nil {
+		return p.aead
+	}
+	return p.ring.AEAD(p.ring.Epoch(now))
+}
+
 // AppendRetryToken appends a token for a Retry packet sent to client at time
 // now, remembering the client's original destination connection ID and the
 // Retry packet's source connection ID (RFC 9000, Section 8.1.2).
@@ -159,7 +177,7 @@ func (p *TokenProtector) AppendRetryToken(b []byte, now time.Time, client netip.
 	body[n] = byte(retrySrcConnID.Len())
 	n++
 	n += copy(body[n:], retrySrcConnID.Bytes())
-	return p.seal(b, tokenKindRetry, body[:n], tokenAD(&s.ad, tokenKindRetry[0], client))
+	return p.seal(b, tokenKindRetry, body[:n], tokenAD(&s.ad, tokenKindRetry[0], client), now)
 }
 
 // AppendNewToken appends a token for a NEW_TOKEN frame sent at time now to a
@@ -169,7 +187,7 @@ func (p *TokenProtector) AppendNewToken(b []byte, now time.Time, client netip.Ad
 	s := p.getScratch()
 	defer p.scratch.Put(s)
 	n := putTokenTime(s.body[:], now)
-	return p.seal(b, tokenKindNewToken, s.body[:n], tokenAD(&s.ad, tokenKindNewToken[0], netip.AddrPortFrom(client, 0)))
+	return p.seal(b, tokenKindNewToken, s.body[:n], tokenAD(&s.ad, tokenKindNewToken[0], netip.AddrPortFrom(client, 0)), now)
 }
 
 // IsRetryToken reports whether token looks like a Retry token of this
@@ -204,7 +222,7 @@ func (p *TokenProtector) Open(token []byte, client netip.AddrPort, now time.Time
 	}
 	s := p.getScratch()
 	defer p.scratch.Put(s)
-	body, err := p.aead.Open(s.body[:0], token[tokenKindLen:tokenHeaderLen], token[tokenHeaderLen:], tokenAD(&s.ad, kind[0], client))
+	body, err := p.open(s, token, tokenAD(&s.ad, kind[0], client), now)
 	if err != nil || len(body) < tokenTimeLen {
 		return t, ErrTokenInvalid
 	}
@@ -229,13 +247,31 @@ func (p *TokenProtector) Open(token []byte, client netip.AddrPort, now time.Time
 	return t, nil
 }
 
-func (p *TokenProtector) seal(b []byte, kind [tokenKindLen]byte, body, ad []byte) []byte {
+// open decrypts token into s.body: with the key, or with the keys of the
+// epochs around now, the current one first.
+func (p *TokenProtector) open(s *tokenScratch, token, ad []byte, now time.Time) ([]byte, error) {
+	nonce, sealed := token[tokenKindLen:tokenHeaderLen], token[tokenHeaderLen:]
+	if p.ring == nil {
+		return p.aead.Open(s.body[:0], nonce, sealed, ad)
+	}
+	e := p.ring.Epoch(now)
+	var err error
+	for _, ep := range [...]uint64{e, e - 1, e + 1} {
+		var body []byte
+		if body, err = p.ring.AEAD(ep).Open(s.body[:0], nonce, sealed, ad); err == nil {
+			return body, nil
+		}
+	}
+	return nil, err
+}
+
+func (p *TokenProtector) seal(b []byte, kind [tokenKindLen]byte, body, ad []byte, now time.Time) []byte {
 	b = append(b, kind[:]...)
 	nonceAt := len(b)
 	b = append(b, make([]byte, tokenNonceLen)...)
 	nonce := b[nonceAt : nonceAt+tokenNonceLen]
 	rand.Read(nonce) // never fails (crypto/rand, Go 1.24+)
-	return p.aead.Seal(b, nonce, body, ad)
+	return p.sealer(now).Seal(b, nonce, body, ad)
 }
 
 // tokenADLen is kind + 16-byte IP address + 2-byte port.

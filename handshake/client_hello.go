@@ -4,11 +4,21 @@ import (
 	"context"
 	"crypto/tls"
 	"slices"
+
+	"github.com/quicstack/quic/wire"
 )
 
 // extensionPSKKeyExchangeModes is the psk_key_exchange_modes extension
 // (RFC 8446, Section 4.2.9).
 const extensionPSKKeyExchangeModes = 45
+
+// extensionPreSharedKey and extensionEarlyData are the pre_shared_key and
+// early_data extensions (RFC 8446, Section 4.2): a ClientHello with the
+// first tries to resume a session, with the second offers 0-RTT.
+const (
+	extensionPreSharedKey = 41
+	extensionEarlyData    = 42
+)
 
 // helloObserverKey is the context key under which a server's CryptoSetup
 // passes itself to the GetConfigForClient hook of observeClientHello.
@@ -35,14 +45,26 @@ func observeClientHello(c *tls.Config) {
 		// The hook runs on crypto/tls's handshake goroutine while the
 		// connection's goroutine waits in QUICConn.HandleData, which
 		// orders these writes before the connection's reads.
-		if s, ok := hello.Context().Value(helloObserverKey{}).(*CryptoSetup); ok {
+		s, _ := hello.Context().Value(helloObserverKey{}).(*CryptoSetup)
+		if s != nil {
 			s.helloSeen = true
 			s.helloOffersPSK = slices.Contains(hello.Extensions, extensionPSKKeyExchangeModes)
+			s.resumeOffered = slices.Contains(hello.Extensions, extensionPreSharedKey)
+			s.helloOffersEarly = slices.Contains(hello.Extensions, extensionEarlyData)
 		}
+		var cfg *tls.Config
+		var err error
 		if user != nil {
-			return user(hello)
+			cfg, err = user(hello)
 		}
-		return nil, nil
+		if s != nil && err == nil {
+			if cfg != nil {
+				s.noteClientHello(hello, cfg)
+			} else {
+				s.noteClientHello(hello, c)
+			}
+		}
+		return cfg, err
 	}
 }
 
@@ -58,4 +80,20 @@ func (s *CryptoSetup) observedContext(ctx context.Context) context.Context {
 // PrepareTLSConfig) it does.
 func (s *CryptoSetup) sendsSessionTicket() bool {
 	return !s.helloSeen || s.helloOffersPSK
+}
+
+// ResumptionOffered reports whether the client tried to resume a session:
+// on a server, its ClientHello carried a pre_shared_key extension (as
+// observeClientHello saw it); on a client, a session was taken from its
+// ClientSessionCache.
+func (s *CryptoSetup) ResumptionOffered() bool { return s.resumeOffered }
+
+// EarlyDataOffered reports whether 0-RTT was offered: on a server, the
+// ClientHello carried the early_data extension; on a client, 0-RTT keys
+// were installed.
+func (s *CryptoSetup) EarlyDataOffered() bool {
+	if s.role == wire.RoleClient {
+		return s.earlyOffered
+	}
+	return s.helloOffersEarly
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -45,6 +46,14 @@ type Config struct {
 	// transport parameters are still honoured (RFC 9000, Section 7.4.1)
 	// and issues session tickets that allow it.
 	EnableEarlyData bool
+	// AdmitEarlyData, on a server, is asked before 0-RTT is accepted for a
+	// resumed session, with the ID and issue time that this package
+	// recorded in the session's ticket (see SetTime); false declines
+	// 0-RTT, and the session still resumes in 1-RTT. A session without
+	// them (a ticket from another implementation) gets no 0-RTT. nil
+	// admits every session. now is the time given to SetTime. It runs on
+	// the goroutine that calls NextEvent.
+	AdmitEarlyData func(ticketID []byte, issued, now time.Time) bool
 }
 
 // PrepareTLSConfig returns a copy of c fit for QUIC, to be made once per
@@ -137,12 +146,20 @@ type CryptoSetup struct {
 	earlyAccepted bool // server: 0-RTT read keys were installed
 	complete      bool
 	err           error
-	// helloSeen and helloOffersPSK are set, on a server, by
-	// observeClientHello's hook.
-	helloSeen, helloOffersPSK bool
+	// helloSeen, helloOffersPSK and helloOffersEarly are set, on a
+	// server, by observeClientHello's hook.
+	helloSeen, helloOffersPSK, helloOffersEarly bool
+	// resumeOffered: the client tried to resume (see ResumptionOffered).
+	resumeOffered bool
+	// early is what a server knows of the TLS state once the ClientHello
+	// was processed (early_state.go).
+	early *tls.ConnectionState
 	// state is the TLS state recorded when the handshake completed, kept
 	// when conn is released.
 	state *tls.ConnectionState
+	// admit is Config.AdmitEarlyData; now is the time set by SetTime.
+	admit func(id []byte, issued, now time.Time) bool
+	now   time.Time
 }
 
 // NewClient returns a CryptoSetup for a client connection.
@@ -161,7 +178,7 @@ func newCryptoSetup(role wire.Role, c *Config) (*CryptoSetup, error) {
 	}
 	qc := &tls.QUICConfig{TLSConfig: tc, EnableSessionEvents: true}
 	params := c.Params
-	s := &CryptoSetup{role: role, params: &params, earlyData: c.EnableEarlyData}
+	s := &CryptoSetup{role: role, params: &params, earlyData: c.EnableEarlyData, admit: c.AdmitEarlyData}
 	if role == wire.RoleClient {
 		s.conn = tls.QUICClient(qc)
 	} else {
@@ -276,6 +293,9 @@ func (s *CryptoSetup) NextEvent() (Event, error) {
 
 // onResumeSession decides whether 0-RTT goes ahead with a resumed session.
 func (s *CryptoSetup) onResumeSession(ss *tls.SessionState) {
+	if s.role == wire.RoleClient {
+		s.resumeOffered = true
+	}
 	r, ok := findRememberedParams(ss)
 	s.remembered, s.hasRemembered = r, ok
 	if !ss.EarlyData {
@@ -290,7 +310,20 @@ func (s *CryptoSetup) onResumeSession(ss *tls.SessionState) {
 	// "A server MAY ... reject 0-RTT if ... the server's transport
 	// parameters ... would be violated" (RFC 9000, Section 7.4.1).
 	ss.EarlyData = s.earlyData && ok && r.AllowsEarlyDataUnder(RememberParams(s.params))
+	if ss.EarlyData && s.admit != nil {
+		// "0-RTT provides no protection against replay attacks"; a
+		// server limits them with single-use tickets (RFC 8446,
+		// Sections 8 and 8.1), which the anti-replay store behind admit
+		// implements.
+		id, issued, found := findTicketStamp(ss)
+		ss.EarlyData = found && s.admit(id, issued, s.now)
+	}
 }
+
+// SetTime sets the time of what the handshake does next: the issue time
+// recorded in a server's session tickets. The connection calls it with
+// the time it is handed before it feeds the handshake.
+func (s *CryptoSetup) SetTime(now time.Time) { s.now = now }
 
 // onStoreSession keeps, with a client's session, the server parameters that
 // 0-RTT on a later connection will rely on.
@@ -330,7 +363,7 @@ func (s *CryptoSetup) onHandshakeDone() error {
 		// crypto/tls sends nothing if SessionTicketsDisabled is set.
 		err := s.conn.SendSessionTicket(tls.QUICSessionTicketOptions{
 			EarlyData: s.earlyData,
-			Extra:     [][]byte{RememberParams(s.params).marshal()},
+			Extra:     [][]byte{RememberParams(s.params).marshal(), newTicketStamp(s.now)},
 		})
 		if err != nil {
 			return err

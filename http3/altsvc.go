@@ -6,22 +6,36 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 )
 
-// altSvcMaxAge is the lifetime advertised in Alt-Svc: 30 days, in
-// seconds.
-const altSvcMaxAge = 2592000
+// defaultAltSvcMaxAge is Server.AltSvcMaxAge's default: 24 hours, the
+// freshness of an Alt-Svc value without "ma" (RFC 7838, Section 3.1),
+// which is also what the example server and DualServer advertise.
+const defaultAltSvcMaxAge = 24 * time.Hour
+
+// altSvcValue returns the Alt-Svc field value that advertises HTTP/3 on
+// port of the same host, fresh for the server's AltSvcMaxAge:
+// `h3=":443"; ma=86400`.
+func (s *Server) altSvcValue(port int) string {
+	ma := s.AltSvcMaxAge
+	if ma <= 0 {
+		ma = defaultAltSvcMaxAge
+	}
+	return `h3=":` + strconv.Itoa(port) + `"; ma=` + strconv.FormatInt(int64(ma/time.Second), 10)
+}
 
 // SetQUICHeaders adds to hdr the Alt-Svc header field that tells HTTP/1.1
 // and HTTP/2 clients the server is reachable over HTTP/3 on the same host
-// (RFC 7838; RFC 9114, Section 3.1.1): `h3=":port"; ma=2592000`. The port
-// is the one the server listens on, or that of Addr before it listens.
+// (RFC 7838; RFC 9114, Section 3.1.1): `h3=":port"; ma=86400` with the
+// default AltSvcMaxAge. The port is the one the server listens on, or
+// that of Addr before it listens.
 func (s *Server) SetQUICHeaders(hdr http.Header) error {
 	port, err := s.port()
 	if err != nil {
 		return err
 	}
-	hdr.Add("Alt-Svc", `h3=":`+strconv.Itoa(port)+`"; ma=`+strconv.Itoa(altSvcMaxAge))
+	hdr.Add("Alt-Svc", s.altSvcValue(port))
 	return nil
 }
 
@@ -55,10 +69,12 @@ func (s *Server) port() (int, error) {
 
 // ListenAndServeTLS serves handler on addr over both transports, the way
 // sites deploy HTTP/3: HTTP/1.1 and HTTP/2 over TLS on TCP (net/http),
-// with an Alt-Svc header added to every response (see
-// Server.SetQUICHeaders), and HTTP/3 over QUIC on the UDP port of the same
-// number. certFile and keyFile hold the PEM certificate and key. It
-// returns when either server fails, after closing the other.
+// with an Alt-Svc header added to every response, and HTTP/3 over QUIC on
+// the UDP port of the same number (port 0 picks one free for both).
+// certFile and keyFile hold the PEM certificate and key. It returns when
+// either server fails, after closing the other. DualServer does the same
+// with the servers' configuration, their addresses and a graceful
+// Shutdown.
 func ListenAndServeTLS(addr, certFile, keyFile string, handler http.Handler) error {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
@@ -70,35 +86,21 @@ func ListenAndServeTLS(addr, certFile, keyFile string, handler http.Handler) err
 // listenAndServeBoth is ListenAndServeTLS; started, if not nil, is given
 // the two servers once they run (tests stop them with it).
 func listenAndServeBoth(addr string, cert tls.Certificate, handler http.Handler, started func(*Server, *http.Server)) error {
-	if handler == nil {
-		handler = http.DefaultServeMux
-	}
 	if addr == "" {
 		addr = ":443"
 	}
-	h3 := &Server{Addr: addr, Handler: handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
-	altSvc := make(http.Header)
-	if err := h3.SetQUICHeaders(altSvc); err != nil {
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
+	d := &DualServer{
+		H3:   &Server{Handler: handler, TLSConfig: tc},
+		HTTP: &http.Server{Addr: addr, Handler: handler, TLSConfig: tc, ReadHeaderTimeout: DefaultReadHeaderTimeout},
+	}
+	if err := d.Listen(); err != nil {
 		return err
 	}
-	value := altSvc.Get("Alt-Svc")
-	tcp := &http.Server{
-		Addr: addr,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Add("Alt-Svc", value)
-			handler.ServeHTTP(w, r)
-		}),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
-	}
-	errc := make(chan error, 2)
-	go func() { errc <- h3.ListenAndServe() }()
-	go func() { errc <- tcp.ListenAndServeTLS("", "") }()
 	if started != nil {
-		started(h3, tcp)
+		started(d.H3, d.HTTP)
 	}
-	err := <-errc
-	h3.Close()
-	tcp.Close()
-	<-errc
+	err := d.Serve()
+	d.Close()
 	return err
 }

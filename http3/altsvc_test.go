@@ -16,7 +16,7 @@ func TestSetQUICHeaders(t *testing.T) {
 	if err := s.SetQUICHeaders(h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.Get("Alt-Svc"); got != `h3=":8443"; ma=2592000` {
+	if got := h.Get("Alt-Svc"); got != `h3=":8443"; ma=86400` {
 		t.Fatalf("Alt-Svc %q", got)
 	}
 	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -24,7 +24,7 @@ func TestSetQUICHeaders(t *testing.T) {
 	h = make(http.Header)
 	e.srv.SetQUICHeaders(h)
 	_, port, _ := net.SplitHostPort(e.addr)
-	if got := h.Get("Alt-Svc"); got != `h3=":`+port+`"; ma=2592000` {
+	if got := h.Get("Alt-Svc"); got != `h3=":`+port+`"; ma=86400` {
 		t.Fatalf("listening server: Alt-Svc %q", got)
 	}
 	if err := (&Server{Addr: "localhost:0"}).SetQUICHeaders(h); err == nil {
@@ -80,7 +80,7 @@ func TestListenAndServeTLSBothTransports(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	_, port, _ := net.SplitHostPort(addr)
-	if string(b) != "HTTP/2.0" || resp.Header.Get("Alt-Svc") != `h3=":`+port+`"; ma=2592000` {
+	if string(b) != "HTTP/2.0" || resp.Header.Get("Alt-Svc") != `h3=":`+port+`"; ma=86400` {
 		t.Fatalf("TCP: %q, Alt-Svc %q", b, resp.Header.Get("Alt-Svc"))
 	}
 	// HTTP/3 over UDP on the port Alt-Svc names.

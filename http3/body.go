@@ -36,11 +36,35 @@ func (e *streamResetError) Error() string {
 
 func (e *streamResetError) Unwrap() error { return e.err }
 
-// withCodeName returns err, or a *streamResetError for a
-// *quic.StreamError.
+// connClosedError is a connection closed with an application error code
+// (CONNECTION_CLOSE of type 0x1d), whose message names the HTTP/3 code
+// ("H3_INTERNAL_ERROR", not 0x102). It unwraps to the
+// *quic.ApplicationError.
+type connClosedError struct{ err *quic.ApplicationError }
+
+func (e *connClosedError) Error() string {
+	by := "this endpoint"
+	if e.err.Remote {
+		by = "the peer"
+	}
+	s := fmt.Sprintf("http3: connection closed by %s with %v", by, ErrCode(e.err.Code))
+	if e.err.Reason != "" {
+		s += ": " + e.err.Reason
+	}
+	return s
+}
+
+func (e *connClosedError) Unwrap() error { return e.err }
+
+// withCodeName returns err, or, for a *quic.StreamError or a
+// *quic.ApplicationError, an error naming its HTTP/3 code that unwraps to
+// it.
 func withCodeName(err error) error {
-	if se, ok := err.(*quic.StreamError); ok {
-		return &streamResetError{se}
+	switch e := err.(type) {
+	case *quic.StreamError:
+		return &streamResetError{e}
+	case *quic.ApplicationError:
+		return &connClosedError{e}
 	}
 	return err
 }

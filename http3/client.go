@@ -41,8 +41,8 @@ import (
 //     connection with H3_NO_ERROR and returns once each has sent its
 //     CONNECTION_CLOSE, without waiting for the peers. RoundTrip calls in
 //     progress and response bodies being read fail with the connection's
-//     error (a *quic.ApplicationError of code H3_NO_ERROR); those waiting
-//     for a dial, and later ones, with ErrTransportClosed. The sockets of
+//     error (one wrapping a *quic.ApplicationError of code H3_NO_ERROR);
+//     those waiting for a dial, and later ones, with ErrTransportClosed. The sockets of
 //     the connections are released in the background after their closing
 //     periods, 5 seconds at most; with Allow0RTT, Close closes the
 //     Transport's own quic.Transport, waiting that long at most.
@@ -99,6 +99,9 @@ type Transport struct {
 	// Allow0RTT, Dial should return an early connection
 	// (quic.Transport.DialEarly) for requests to go out in 0-RTT.
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error)
+	// Extensions, if not nil, adds settings and stream handlers for an
+	// HTTP/3 extension such as WebTransport (see Extensions).
+	Extensions *Extensions
 
 	mu       sync.Mutex
 	conns    map[string]*dialCall     // by authority: the connection requests use (client_dial.go)

@@ -144,6 +144,7 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 	}
 	cc := &clientConn{connection: newConnection(qc, false, uint64(max(t.MaxResponseHeaderBytes, 0))), t: t}
 	cc.ours.H3Datagram = t.EnableDatagrams && datagramsNegotiated(qc)
+	t.Extensions.apply(cc.connection)
 	cc.onGoaway = cc.goawayReceived
 	if err := cc.start(); err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
@@ -172,7 +173,11 @@ func (t *Transport) dial(ctx context.Context, authority, host string) (*clientCo
 		cc.stopIdleTimer()
 		cc.mu.Unlock()
 	}()
-	go cc.refuseBidiStreams()
+	if t.Extensions != nil && t.Extensions.BidiStream != nil {
+		go cc.acceptServerStreams(t.Extensions.BidiStream)
+	} else {
+		go cc.refuseBidiStreams()
+	}
 	cc.mu.Lock()
 	cc.startIdleTimer()
 	cc.mu.Unlock()

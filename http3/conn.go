@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -62,6 +63,11 @@ type connection struct {
 	prio *serverPriorities // the server's; nil for a client (priority.go)
 
 	tr *Tracer // nil: not traced (tracer.go)
+
+	// uniStream is Extensions.UniStream (extension.go), nil if none.
+	uniStream func(qc *quic.Conn, streamType uint64, str *quic.ReceiveStream, r io.Reader) bool
+	goaway    func(qc *quic.Conn) // Extensions.Goaway, nil if none
+	log       *slog.Logger        // a server's Server.Logger; nil logs nothing
 }
 
 func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connection {
@@ -156,6 +162,7 @@ func (c *connection) writeControl(b []byte) error {
 // error.
 func (c *connection) closeWithError(code ErrCode, reason string) {
 	c.closeOnce.Do(func() {
+		c.logConnError(code, reason)
 		go c.qc.CloseWithError(quic.ApplicationErrorCode(code), reason)
 	})
 }
@@ -429,6 +436,9 @@ func (c *connection) handleUniStream(rs *quic.ReceiveStream) {
 			c.closeWithError(ErrCodeIDError, "push stream without MAX_PUSH_ID")
 		}
 	default:
+		if c.uniStream != nil && c.uniStream(c.qc, typ, rs, br) {
+			return
+		}
 		// "Recipients of unknown stream types MUST either abort reading
 		// of the stream or discard incoming data without further
 		// processing." (Section 6.2)
@@ -576,6 +586,9 @@ func (c *connection) handleGoaway(id uint64) error {
 	c.mu.Unlock()
 	if fn != nil {
 		fn(id)
+	}
+	if c.goaway != nil {
+		c.goaway(c.qc)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/quicstack/quic"
 )
 
 // ErrExtendedConnectNotSupported is returned by OpenRequestStream when the
@@ -26,6 +28,12 @@ var ErrExtendedConnectNotSupported = errors.New("http3: server does not support 
 // close the stream. Cancelling req's context resets the stream with
 // H3_REQUEST_CANCELLED at any time. Close the stream when done with it.
 func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *RequestStream, error) {
+	return t.openRequestStream(req, nil)
+}
+
+// openRequestStream is OpenRequestStream, with accept, if not nil,
+// checking the server's SETTINGS first (OpenRequestStreamIf).
+func (t *Transport) openRequestStream(req *http.Request, accept func(qc *quic.Conn, peer []Setting) error) (*http.Response, *RequestStream, error) {
 	closeBody(req)
 	if req.URL == nil || req.URL.Scheme != "https" || req.URL.Host == "" {
 		return nil, nil, errors.New("http3: request URL must be https with a host")
@@ -51,6 +59,14 @@ func (t *Transport) OpenRequestStream(req *http.Request) (*http.Response, *Reque
 	}
 	if !cc.peerSettings.EnableConnectProtocol {
 		return nil, nil, ErrExtendedConnectNotSupported
+	}
+	if accept != nil {
+		if err := accept(cc.qc, cc.peerSettings.list()); err != nil {
+			return nil, nil, err
+		}
+		if err := checkHeader(req.Header); err != nil {
+			return nil, nil, err
+		}
 	}
 	fields, err := requestFields(req, false)
 	if err != nil {

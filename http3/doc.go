@@ -10,10 +10,11 @@
 //
 // Serve takes a net.PacketConn and ServeListener a *quic.Listener (made
 // with quic.Transport.ListenEarly to serve requests sent in 0-RTT).
-// Shutdown sends GOAWAY and lets the requests in flight finish. The
-// package-level ListenAndServeTLS serves HTTP/1.1 and HTTP/2 over TCP
-// (net/http, with an Alt-Svc header, see Server.SetQUICHeaders) and
-// HTTP/3 over UDP on the same port.
+// Shutdown sends GOAWAY and lets the requests in flight finish. A
+// DualServer serves HTTP/1.1 and HTTP/2 over TCP (a net/http Server, with
+// an Alt-Svc header, see Server.SetQUICHeaders) and HTTP/3 over UDP (a
+// Server) on the same port, with a graceful Shutdown of both; the
+// package-level ListenAndServeTLS is its short form.
 //
 // Handlers see net/http semantics: r.Proto "HTTP/3.0", r.TLS, streamed
 // bodies, trailers both ways (response trailers that RFC 9110, Section
@@ -23,9 +24,20 @@
 // Early Hints), 100 Continue when the handler reads an Expect:
 // 100-continue body, http.Flusher, http.ResponseController (deadlines,
 // FlushError, EnableFullDuplex) and http.MaxBytesReader; a panic resets
-// only its request stream.
+// only its request stream (H3_INTERNAL_ERROR) and is logged, with its
+// stack, to Server.Logger if set. The package never writes to the global
+// logger. Error messages name HTTP/3 codes (H3_INTERNAL_ERROR, not 0x102).
 //
-// A Transport is an http.RoundTripper for https URLs:
+// An AutoTransport is the http.RoundTripper for clients that talk to
+// sites as browsers do: HTTP/2 or HTTP/1.1 over TCP until a site
+// advertises HTTP/3 (Alt-Svc, or DNS HTTPS records), then HTTP/3, racing
+// QUIC against TCP and falling back to TCP when UDP does not get through,
+// its QUIC connections following the device from one network to another:
+//
+//	client := &http.Client{Transport: &http3.AutoTransport{}}
+//	resp, err := client.Get("https://example.com/")
+//
+// A Transport is an http.RoundTripper for https URLs over HTTP/3 only:
 //
 //	client := &http.Client{Transport: &http3.Transport{}}
 //	resp, err := client.Get("https://example.com/")

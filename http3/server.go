@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -110,15 +111,49 @@ type Server struct {
 	// It requires QUICConfig.EnableDatagrams; ServeConn and the listen
 	// functions set that in the QUIC configuration they make.
 	EnableDatagrams bool
+	// Extensions, if not nil, adds settings and stream handlers for an
+	// HTTP/3 extension such as WebTransport (see Extensions).
+	Extensions *Extensions
+	// ConnContext, if not nil, derives the context of each connection's
+	// requests from ctx, which is done when the connection ends: to add
+	// values, as with net/http's Server.ConnContext. It runs in
+	// ServeConn before any request of c is read, concurrently for
+	// different connections (a slow one delays only its own), and must
+	// not return nil.
+	// Each request's context is derived from the result and is also done
+	// when its request stream ends.
+	ConnContext func(ctx context.Context, c *quic.Conn) context.Context
+	// Logger, if not nil, receives what an operator needs to know:
+	// handler panics at level Error, with the stack and the request, as
+	// net/http logs them (a panic with http.ErrAbortHandler is not
+	// logged); connections this server closes because the peer broke the
+	// protocol, at level Warn with the error code's name
+	// (H3_FRAME_UNEXPECTED ...); requests rejected at
+	// MaxConcurrentHandlers, at level Warn, at most once a second;
+	// failures to accept or start connections at level Error; request
+	// streams reset for a malformed request or past ReadHeaderTimeout, at
+	// level Debug. nil logs nothing: the package never writes to the
+	// global logger (package log or slog.Default). See server_log.go for
+	// why *slog.Logger rather than a *log.Logger.
+	Logger *slog.Logger
+	// AltSvcMaxAge is the freshness lifetime, "ma", that SetQUICHeaders
+	// and DualServer advertise in Alt-Svc (RFC 7838, Section 3.1). Zero
+	// means 24 hours, Alt-Svc's own default; it is rounded down to
+	// whole seconds.
+	AltSvcMaxAge time.Duration
 
+	logs     serverLogState
 	workers  workerPool   // runs the handlers
 	handlers atomic.Int64 // requests being served, for MaxConcurrentHandlers
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]struct{}
-	conns     map[*serverConn]struct{}
-	closed    bool
-	connsDone *sync.Cond
+	// transports are the Transports of every listener served, kept after
+	// the listeners close so that their final statistics can be read.
+	transports []*quic.Transport
+	conns      map[*serverConn]struct{}
+	closed     bool
+	connsDone  *sync.Cond
 
 	acceptCtx  context.Context // done when Serve must stop accepting
 	stopAccept context.CancelFunc
@@ -161,6 +196,9 @@ func (s *Server) ServeListener(l *quic.Listener) error {
 		return ErrServerClosed
 	}
 	s.listeners[l] = struct{}{}
+	if t := l.Transport(); !slices.Contains(s.transports, t) {
+		s.transports = append(s.transports, t)
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -176,15 +214,50 @@ func (s *Server) ServeListener(l *quic.Listener) error {
 			if closed {
 				return ErrServerClosed
 			}
+			if s.Logger != nil {
+				s.Logger.Error("http3: accepting connections failed", "error", err)
+			}
 			return err
 		}
 		go s.ServeConn(qc)
 	}
 }
 
+// Transports returns the QUIC Transports of the listeners the server
+// serves or has served, in the order it started serving them: those
+// ListenAndServe, ListenAndServeTLS and Serve make, and those of the
+// listeners given to ServeListener. Connections given to ServeConn alone
+// are not included. It is safe to call from any goroutine, also after
+// Close or Shutdown.
+func (s *Server) Transports() []*quic.Transport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.transports)
+}
+
+// Stats returns the sum of the statistics of Transports() (see
+// quic.TransportStats): handshakes, their durations and outcomes,
+// versions and cipher suites, 0-RTT and resumption, open connections and
+// streams, losses and drops. It is safe to call from any goroutine.
+func (s *Server) Stats() quic.TransportStats {
+	var st quic.TransportStats
+	for _, t := range s.Transports() {
+		st.Add(t.Stats())
+	}
+	return st
+}
+
 // ServeConn serves HTTP/3 on an established QUIC connection whose ALPN
 // protocol is "h3", returning when the connection ends.
 func (s *Server) ServeConn(qc *quic.Conn) {
+	// ConnContext runs before the server's lock is taken: a slow one
+	// holds up only its own connection, not the others nor Close.
+	var ctx context.Context
+	if s.ConnContext != nil {
+		if ctx = s.ConnContext(qc.Context(), qc); ctx == nil {
+			panic("http3: ConnContext returned nil")
+		}
+	}
 	s.mu.Lock()
 	s.init()
 	if s.closed {
@@ -198,8 +271,11 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
 	sc.prio = &serverPriorities{}
+	sc.log = s.Logger
+	sc.ctx = ctx
 	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
 	sc.ours.H3Datagram = s.EnableDatagrams && datagramsNegotiated(qc)
+	s.Extensions.apply(sc.connection)
 	sc.idle = sync.NewCond(&sc.mu)
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
@@ -210,6 +286,9 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		s.mu.Unlock()
 	}()
 	if err := sc.start(); err != nil {
+		if qc.Context().Err() == nil {
+			sc.logf(slog.LevelError, "http3: cannot open the control streams", slog.Any("error", err))
+		}
 		qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "cannot open control streams")
 		return
 	}
@@ -321,6 +400,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 type serverConn struct {
 	*connection
 	srv *Server
+	ctx context.Context // from Server.ConnContext; nil without one
 
 	mu       sync.Mutex
 	idle     *sync.Cond
@@ -354,6 +434,7 @@ func (sc *serverConn) serve() {
 		}
 		if !sc.srv.acquireHandler() {
 			sc.mu.Unlock()
+			sc.srv.logRejected()
 			sc.resetStream(str, ErrCodeRequestRejected)
 			continue
 		}
@@ -447,7 +528,7 @@ const shutdownDrainTimeout = 5 * time.Second
 // handleRequest serves one request stream (RFC 9114, Section 4.1).
 func (sc *serverConn) handleRequest(str *quic.Stream) {
 	defer sc.srv.handlers.Add(-1) // counted by acquireHandler
-	ctx, cancel := context.WithCancel(str.Context())
+	ctx, cancel := sc.requestContext(str)
 	defer cancel()
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(str)
@@ -462,6 +543,9 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 			readerPool.Put(br)
 		}
 	}()
+	if sc.offerBidiStream(str, br) {
+		return
+	}
 	fields, ok := sc.readRequestHeader(ctx, str, br)
 	if !ok {
 		return
@@ -469,6 +553,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	probeEnd(str, br)
 	req, err := sc.newRequest(ctx, str, br, fields)
 	if err != nil {
+		sc.logf(slog.LevelDebug, "http3: malformed request", slog.Int64("stream", int64(str.StreamID())), slog.Any("error", err))
 		sc.streamFailed(str, err, ErrCodeMessageError)
 		return
 	}
@@ -503,8 +588,9 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			// A panic resets only this request stream; nothing is logged
-			// (the package never writes to the global logger).
+			// A panic resets only this request stream and is logged to
+			// Server.Logger, if set (never to the global logger).
+			sc.logPanic(req, str, p)
 			w.streamed = true // keep the pooled buffers away from a racing writer
 			pooled = false
 			sc.resetStream(str, ErrCodeInternalError)

@@ -89,6 +89,7 @@ func TestResponseControllerDeadlines(t *testing.T) {
 		timeout bool
 	}
 	results := make(chan result, 1)
+	gotHeader := make(chan struct{}) // the client has the /write response's header
 	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		switch r.URL.Path {
@@ -110,6 +111,10 @@ func TestResponseControllerDeadlines(t *testing.T) {
 				results <- result{err: err}
 				return
 			}
+			// The deadline starts once the client has the header: on a
+			// busy machine it could otherwise expire, and reset the
+			// stream, before the header arrives.
+			<-gotHeader
 			rc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 			chunk := make([]byte, 64<<10)
 			var err error
@@ -142,6 +147,7 @@ func TestResponseControllerDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	close(gotHeader)
 	r = <-results
 	resp.Body.Close()
 	if !r.timeout {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -84,6 +85,8 @@ func (sc *serverConn) readRequestHeader(ctx context.Context, str *quic.Stream, b
 	case err == errHeadersTooLarge:
 		sc.respondError(str, http.StatusRequestHeaderFieldsTooLarge)
 	case errors.Is(err, os.ErrDeadlineExceeded) || err == context.DeadlineExceeded && ctx.Err() == nil:
+		sc.logf(slog.LevelDebug, "http3: request header not complete within ReadHeaderTimeout; stream reset with H3_REQUEST_REJECTED",
+			slog.Int64("stream", int64(str.StreamID())))
 		sc.resetStream(str, ErrCodeRequestRejected)
 	default:
 		sc.streamFailed(str, err, ErrCodeRequestIncomplete)

@@ -2,12 +2,14 @@ package qlog_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,10 +37,27 @@ func TestHTTP3Events(t *testing.T) {
 		w.Header().Set("X-Test", "qlog")
 		io.Copy(w, r.Body)
 	})
-	srv := &http3.Server{Handler: mux, TLSConfig: stls, QUICConfig: &quic.Config{Tracer: qlog.DirTracer(dir)}}
+	// Each side parses the other's SETTINGS on a goroutine of its own,
+	// which may come after the request: the connections are closed once
+	// both did, since a trace ends with the connection's close.
+	var settingsParsed sync.WaitGroup
+	settingsParsed.Add(2)
+	tracer := func(ctx context.Context, isClient bool, odcid quic.ConnectionID) *quic.Tracer {
+		tr := qlog.DirTracer(dir)(ctx, isClient, odcid)
+		h3 := tr.Application.(*http3.Tracer)
+		parsed, once := h3.FrameParsed, new(sync.Once)
+		h3.FrameParsed = func(f http3.FrameInfo) {
+			parsed(f)
+			if http3.FrameTypeName(f.Type) == "settings" {
+				once.Do(settingsParsed.Done)
+			}
+		}
+		return tr
+	}
+	srv := &http3.Server{Handler: mux, TLSConfig: stls, QUICConfig: &quic.Config{Tracer: tracer}}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(pc) }()
-	tr := &http3.Transport{TLSClientConfig: ctls, QUICConfig: &quic.Config{Tracer: qlog.DirTracer(dir)}}
+	tr := &http3.Transport{TLSClientConfig: ctls, QUICConfig: &quic.Config{Tracer: tracer}}
 	client := &http.Client{Transport: tr, Timeout: 20 * time.Second}
 	body := strings.Repeat("hello qlog ", 100)
 	resp, err := client.Post("https://"+pc.LocalAddr().String()+"/echo", "text/plain", strings.NewReader(body))
@@ -50,6 +69,7 @@ func TestHTTP3Events(t *testing.T) {
 	if err != nil || string(got) != body {
 		t.Fatalf("echo: %d bytes, %v", len(got), err)
 	}
+	settingsParsed.Wait()
 	tr.Close()
 	srv.Close()
 	<-served
@@ -61,6 +81,11 @@ func TestHTTP3Events(t *testing.T) {
 		if strings.HasSuffix(f, "_client.sqlog") {
 			role = "client"
 		}
+		if d := os.Getenv("QLOG_TEST_KEEP"); d != "" { // for make qvis-check
+			b, _ := os.ReadFile(f)
+			os.WriteFile(filepath.Join(d, "h3_"+filepath.Base(f)), b, 0o644)
+		}
+		checkOpensInDraftAndQvis(t, f)
 		_, events := readTrace(t, f)
 		type key struct{ name, typ string }
 		seen := map[key]int{}
@@ -157,8 +182,9 @@ func TestHTTP3Events(t *testing.T) {
 }
 
 // waitTraces waits until dir holds n complete traces (each file is
-// flushed and closed when its connection's state is gone, which may come
-// a little after the Transport closed) and returns their names.
+// written out and closed when its connection closes, which for the side
+// that did not close comes when the peer's CONNECTION_CLOSE arrives) and
+// returns their names.
 func waitTraces(t *testing.T, dir string, n int) []string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -35,9 +35,14 @@ import (
 // Tracer field.
 type TracerHook = func(ctx context.Context, isClient bool, odcid quic.ConnectionID) *quic.Tracer
 
-// NewTracer returns a quic.Tracer writing one connection's trace to w,
-// which it closes when the connection ends. odcid names the trace (its
-// group ID).
+// NewTracer returns a quic.Tracer writing one connection's trace to w.
+// The trace ends with the connection's quic:connection_closed event: w is
+// written out and closed then, before the Close call that closed the
+// connection returns (Conn.CloseWithError, quic.Transport.Close,
+// http3.Transport.Close, ...), so that a program that exits right after
+// leaves complete traces. What follows the close (packets of the closing
+// period, HTTP/3 frames still parsed by the application) is not traced.
+// odcid names the trace (its group ID).
 func NewTracer(w io.WriteCloser, isClient bool, odcid quic.ConnectionID) *quic.Tracer {
 	vantage := "server"
 	if isClient {

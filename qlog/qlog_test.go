@@ -62,8 +62,8 @@ func readTrace(t *testing.T, path string) (header map[string]any, events []event
 		if err := json.Unmarshal(rec, &e); err != nil {
 			t.Fatalf("%s: record %d: %v: %s", path, i, err, rec)
 		}
-		if !strings.HasPrefix(e.Name, "quic:") && !strings.HasPrefix(e.Name, "http3:") {
-			t.Errorf("%s: event name %q outside the quic and http3 namespaces", path, e.Name)
+		if !strings.HasPrefix(e.Name, "quic:") && !strings.HasPrefix(e.Name, "http3:") && !strings.HasPrefix(e.Name, "quicstack:") {
+			t.Errorf("%s: event name %q outside the quic, http3 and quicstack namespaces", path, e.Name)
 		}
 		if len(events) > 0 && e.Time < events[len(events)-1].Time {
 			t.Errorf("%s: time goes back at record %d", path, i)
@@ -148,6 +148,7 @@ func TestDirTracerLoopback(t *testing.T) {
 		if strings.HasSuffix(f, "_client.sqlog") {
 			role = "client"
 		}
+		checkOpensInDraftAndQvis(t, f)
 		header, events := readTrace(t, f)
 		if header["file_schema"] != "urn:ietf:params:qlog:file:sequential" || header["serialization_format"] != "application/qlog+json-seq" {
 			t.Errorf("%s: header %v", role, header)

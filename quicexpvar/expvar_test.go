@@ -69,12 +69,24 @@ func TestPublishOverHTTP(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
 		t.Fatal(err)
 	}
-	var st quic.TransportStats
+	var st quicexpvar.Stats
 	if err := json.Unmarshal(vars[name], &st); err != nil {
 		t.Fatalf("%s = %s: %v", name, vars[name], err)
 	}
 	if st.HandshakesStarted != 1 || st.HandshakesCompleted != 1 || st.ConnectionsOpen != 1 {
 		t.Errorf("served stats %+v, want 1 handshake started and completed, 1 connection open", st)
+	}
+	// The fleet statistics, with names for people.
+	if st.HandshakeDuration.Count != 1 || len(st.HandshakeDuration.Cumulative) != len(quic.HandshakeDurationBuckets) {
+		t.Errorf("handshake durations %+v", st.HandshakeDuration)
+	}
+	if st.Versions["v2"] != 1 || st.CipherSuites["TLS_AES_128_GCM_SHA256"] != 1 || len(st.KeyExchanges) != 1 {
+		t.Errorf("versions %v, cipher suites %v, key exchanges %v", st.Versions, st.CipherSuites, st.KeyExchanges)
+	}
+	for g := range st.KeyExchanges {
+		if g == "" || g[0] >= '0' && g[0] <= '9' {
+			t.Errorf("key exchange group not named: %q", g)
+		}
 	}
 }
 

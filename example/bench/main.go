@@ -23,7 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"runtime"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"time"
@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	newConn := fs.Bool("new", false, "open a new connection for every request (measures handshakes)")
 	insecure := fs.Bool("insecure", false, "do not verify the server's certificate")
 	caFile := fs.String("ca", "", "trust the PEM CA certificates in `file`")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: bench -u URL [flags]\n\n"+
 			"bench loads an HTTP/3 server and reports handshake and request latency\n"+
@@ -96,18 +96,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *perConn < 0 || (*perConn == 0 && *duration <= 0) {
 		return cli.Usagef("-n %d: want a positive count, or 0 with -d", *perConn)
 	}
-	cc, err := cli.Congestion(*ccName)
+	conf, kl, err := common.Setup()
 	if err != nil {
 		return err
 	}
-	tlsConf := &tls.Config{InsecureSkipVerify: *insecure}
+	if kl != nil {
+		defer kl.Close()
+	}
+	tlsConf := &tls.Config{InsecureSkipVerify: *insecure, KeyLogWriter: kl}
 	if *caFile != "" {
 		if tlsConf.RootCAs, err = certs.LoadPool(*caFile); err != nil {
 			return cli.Usagef("-ca: %v", err)
 		}
 	}
 	hs := &cli.Handshakes{}
-	conf := cli.Config(cc, "")
 	conf.Tracer = hs.Hook(conf.Tracer)
 
 	var res result
@@ -124,6 +126,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return deadline.IsZero() || time.Now().Before(deadline)
 	}
+	heap := watchHeap()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range *conns {
@@ -147,13 +150,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	heap.stop()
 
 	var handshakes []time.Duration
 	for _, h := range hs.List() {
 		handshakes = append(handshakes, h.Duration)
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
 	n := len(res.requests)
 	fmt.Fprintf(out, "bench: %s, %d connections, %d requests in %s (%.1f requests/s), %d errors\n",
 		u, *conns, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), res.errors)
@@ -162,8 +164,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	reqs := append([]time.Duration(nil), res.requests...)
 	fmt.Fprintf(out, "requests: latency p50 %s, p99 %s; throughput %s (%s of bodies)\n",
 		cli.Ms(cli.Percentile(reqs, 50)), cli.Ms(cli.Percentile(reqs, 99)), cli.Mbps(res.bytes, elapsed), cli.FormatBytes(res.bytes))
-	fmt.Fprintf(out, "memory: heap in use %s, from the OS %s, peak RSS %s; CPU time %s\n",
-		cli.FormatBytes(ms.HeapInuse), cli.FormatBytes(ms.Sys), cli.FormatBytes(cli.MaxRSS()), cli.CPUTime().Round(time.Millisecond))
+	// Peak RSS is the memory the process really held. The Go heap's
+	// peak counts objects allocated, including buffers whose pages were
+	// never written and so never became resident: it can exceed the RSS.
+	fmt.Fprintf(out, "memory: peak RSS %s (resident); Go heap peak %s allocated (untouched buffer pages are not resident); CPU time %s\n",
+		cli.FormatBytes(cli.MaxRSS()), cli.FormatBytes(heap.peak()), cli.CPUTime().Round(time.Millisecond))
 	if res.errors > 0 {
 		return fmt.Errorf("%d of %d requests failed; first: %v", res.errors, res.errors+n, res.firstErr)
 	}
@@ -187,3 +192,36 @@ func get(ctx context.Context, tr *http3.Transport, u string) (int64, error) {
 	}
 	return n, err
 }
+
+// heapWatch samples the bytes of live and unswept heap objects every
+// 20 ms (runtime/metrics, which does not stop the world) and keeps the
+// peak.
+type heapWatch struct {
+	done chan struct{}
+	max  chan uint64
+}
+
+func watchHeap() *heapWatch {
+	h := &heapWatch{done: make(chan struct{}), max: make(chan uint64, 1)}
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-h.done:
+				h.max <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapWatch) stop() { close(h.done) }
+
+func (h *heapWatch) peak() uint64 { return <-h.max }

@@ -49,7 +49,7 @@ func TestBench(t *testing.T) {
 			`(?m)^bench: https://\S+, \d+ connections, ` + itoa(n) + ` requests in \S+ \([\d.]+ requests/s\), 0 errors$`,
 			`(?m)^handshakes: ` + itoa(c.handshakes) + `, latency p50 [\d.]+ ms, p99 [\d.]+ ms$`,
 			`(?m)^requests: latency p50 [\d.]+ ms, p99 [\d.]+ ms; throughput [\d.]+ Mbit/s \(` + itoa(n) + `\.0 KB of bodies\)$`,
-			`(?m)^memory: heap in use .*, peak RSS .*; CPU time `,
+			`(?m)^memory: peak RSS [\d.]+ [KMG]?B \(resident\); Go heap peak [\d.]+ [KMG]?B allocated \(untouched buffer pages are not resident\); CPU time `,
 		} {
 			if !regexp.MustCompile(re).MatchString(out.String()) {
 				t.Errorf("%q: output does not match %s:\n%s", c.args, re, out.String())

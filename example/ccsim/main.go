@@ -5,11 +5,13 @@
 //
 // Usage:
 //
-//	go run ./example/ccsim [-scenario list] [-controller list] [-seed n]
+//	go run ./example/ccsim [-scenario list] [-controller list] [-seed n] [-qlog dir]
 //
 // Scenarios are 1bdp, loss1, 5bdp, fairness, fairness-nojitter and
 // transferloss (default all); controllers newreno, cubic and bbr (default
-// all). Every run is identical for the same seed. It exits with status 0 on success, 1 if a
+// all). With -qlog, each flow's congestion window, pacing rate, bytes in
+// flight and RTT over simulated time are written as qlog traces, which
+// internal/plot's qlogplot draws side by side (make ccplots). Every run is identical for the same seed. It exits with status 0 on success, 1 if a
 // run failed (a flow reported an error) and 2 on a usage error.
 package main
 
@@ -18,13 +20,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/congestion"
 	"github.com/quicstack/quic/internal/ccsim"
+	"github.com/quicstack/quic/internal/netsim"
+	"github.com/quicstack/quic/internal/qlog"
 )
 
 var controllers = []struct {
@@ -48,8 +54,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		names = append(names, p.Name)
 	}
 	scenarios := fs.String("scenario", "all", "comma-separated scenarios: "+strings.Join(names, ", ")+", or all")
-	ctls := fs.String("controller", "all", "comma-separated controllers: newreno, cubic, bbr, or all")
+	ctls := fs.String("cc", "all", "congestion controllers, comma-separated: cubic, bbr, reno, or all")
+	fs.StringVar(ctls, "controller", "all", "the same as -cc (the older name)")
 	seed := fs.Uint64("seed", 1, "simulation seed; the same seed gives the same figures")
+	qlogDir := fs.String("qlog", "", "write each flow's congestion window, pacing rate, bytes in flight and RTT over time as a qlog trace `dir`/<scenario>-<controller>-flow<n>.sqlog (recovery_metrics_updated events), for plotting")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: ccsim [flags]\n\n"+
 			"ccsim simulates the congestion-control scenarios of the issue \"Recovery,\n"+
@@ -105,7 +113,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			j.res = ccsim.Run(j.preset.Make(factory(j.ctl), *seed))
+			sc := j.preset.Make(factory(j.ctl), *seed)
+			var closers []func() error
+			if *qlogDir != "" {
+				var err error
+				if closers, err = traceFlows(&sc, *qlogDir, j.ctl); err != nil {
+					fmt.Fprintln(stderr, "ccsim:", err)
+				}
+			}
+			j.res = ccsim.Run(sc)
+			for _, c := range closers {
+				if err := c(); err != nil {
+					fmt.Fprintln(stderr, "ccsim:", err)
+				}
+			}
 		}()
 	}
 	wg.Wait()
@@ -134,6 +155,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "ccsim: %d runs, seed %d, %.1f s\n", len(jobs), *seed, time.Since(start).Seconds())
 	return status
+}
+
+// traceFlows makes each flow of sc write its metrics to a qlog trace in
+// dir, with the simulated times; the functions returned close the traces.
+func traceFlows(sc *ccsim.Scenario, dir, ctl string) ([]func() error, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var closers []func() error
+	for i := range sc.Flows {
+		name := fmt.Sprintf("%s-%s-flow%d", sc.Name, ctl, i)
+		f, err := os.Create(filepath.Join(dir, name+".sqlog"))
+		if err != nil {
+			return closers, err
+		}
+		w := qlog.NewWriterAt(f, "client", name, "ccsim "+name, netsim.Epoch())
+		sc.Flows[i].OnMetrics = func(now time.Time, m ccsim.Metrics) {
+			qlog.WriteMetrics(w, now, quic.RecoveryMetrics(m))
+		}
+		closers = append(closers, w.Close)
+	}
+	return closers, nil
 }
 
 func factory(name string) congestion.ControllerFactory {
@@ -172,7 +215,10 @@ func selectControllers(list string) ([]struct {
 		f    congestion.ControllerFactory
 	}
 	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name == "reno" {
+			name = "newreno" // as -cc reno in the other programs
+		}
 		if factory(name) == nil {
 			return nil, fmt.Errorf("unknown controller %q", name)
 		}

@@ -25,6 +25,21 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// -cc names the controllers as in the other programs (reno is newreno);
+// -controller, the older name, still works.
+func TestCCFlag(t *testing.T) {
+	var a, b, errOut bytes.Buffer
+	if code := run([]string{"-scenario", "loss1", "-cc", "reno", "-seed", "2"}, &a, &errOut); code != 0 {
+		t.Fatalf("-cc reno: exit %d: %s", code, errOut.String())
+	}
+	if code := run([]string{"-scenario", "loss1", "-controller", "newreno", "-seed", "2"}, &b, &errOut); code != 0 {
+		t.Fatalf("-controller newreno: exit %d: %s", code, errOut.String())
+	}
+	if a.String() != b.String() || !strings.Contains(a.String(), "| newreno |") {
+		t.Errorf("-cc reno and -controller newreno differ:\n%s\n%s", a.String(), b.String())
+	}
+}
+
 func TestTable(t *testing.T) {
 	var out, errOut bytes.Buffer
 	args := []string{"-scenario", "transferloss,loss1", "-controller", "cubic", "-seed", "3"}

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./example/demo [-size n] [-v] [-qlog dir|off]
+//	go run ./example/demo [-size n] [-v] [-qlog dir|off] [-cc name] [-keylog file]
 //
 // It needs no setup: it generates a self-signed ECDSA certificate for
 // 127.0.0.1 and localhost in memory, starts an HTTP/3 server on a random
@@ -110,7 +110,8 @@ func run(args []string, out io.Writer) error {
 	fs.SetOutput(out)
 	sizeFlag := fs.String("size", defaultSize, "size of the large body: bytes, or with a KB, MB or GB suffix (decimal units)")
 	verbose := fs.Bool("v", false, "print the response headers")
-	qlogFlag := fs.String("qlog", "", "write qlog files to `dir` (default $QLOGDIR, else a new temporary directory; \"off\" for none)")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
+	qlogFlag := &common.Qlog
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: demo [flags]\n\n"+
 			"demo starts an HTTP/3 server on a random port of 127.0.0.1 with a fresh\n"+
@@ -118,6 +119,8 @@ func run(args []string, out io.Writer) error {
 			"http.Client over http3.Transport (checking every byte), reconnects to show\n"+
 			"TLS session resumption and 0-RTT, and prints what it measured, with qlog\n"+
 			"files of every connection. It needs no setup.\n\n"+
+			"Without -qlog and $QLOGDIR the qlog files go to a new temporary directory;\n"+
+			"-qlog off writes none.\n\n"+
 			"Flags:\n")
 		fs.PrintDefaults()
 	}
@@ -129,6 +132,17 @@ func run(args []string, out io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return &usageError{fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))}
+	}
+	cc, err := cli.Congestion(common.CC)
+	if err != nil {
+		return &usageError{err}
+	}
+	keyLog, err := cli.KeyLog(common.Keylog)
+	if err != nil {
+		return err
+	}
+	if keyLog != nil {
+		defer keyLog.Close()
 	}
 	size, err := parseSize(*sizeFlag)
 	if err != nil {
@@ -170,7 +184,7 @@ func run(args []string, out io.Writer) error {
 		tracer = qlog.DirTracer(qlogDir)
 	}
 	srv := &http3.Server{Handler: mux}
-	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{http3.NextProtoH3}}
+	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{http3.NextProtoH3}, KeyLogWriter: keyLog}
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("server: listening: %w", err)
@@ -180,7 +194,7 @@ func run(args []string, out io.Writer) error {
 	defer serverTransport.Close()
 	// ListenEarly: connections are handed to the server before their
 	// handshake completes, so that it can answer requests sent in 0-RTT.
-	l, err := serverTransport.ListenEarly(serverTLS, &quic.Config{Allow0RTT: true, Tracer: tracer})
+	l, err := serverTransport.ListenEarly(serverTLS, &quic.Config{Allow0RTT: true, Tracer: tracer, Congestion: cc})
 	if err != nil {
 		return fmt.Errorf("server: listening: %w", err)
 	}
@@ -223,11 +237,12 @@ func run(args []string, out io.Writer) error {
 	clientTLS := &tls.Config{
 		RootCAs:            pool,
 		ClientSessionCache: tls.NewLRUClientSessionCache(8),
+		KeyLogWriter:       keyLog,
 	}
 	base := "https://" + addr
 
 	handshakes := &cli.Handshakes{}
-	clientConf := &quic.Config{Tracer: handshakes.Hook(tracer)}
+	clientConf := &quic.Config{Tracer: handshakes.Hook(tracer), Congestion: cc}
 	tr1 := &http3.Transport{TLSClientConfig: clientTLS, QUICConfig: clientConf}
 	defer tr1.Close()
 	client := &http.Client{Transport: tr1, Timeout: 60 * time.Second}

@@ -50,13 +50,12 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	downloadFlag := fs.String("download", "100MB", "bytes each request downloads")
 	streams := fs.Int("streams", 1, "requests in parallel, each on its own stream")
 	duration := fs.Duration("duration", 0, "repeat requests on each stream until this much time passed (0: one request per stream)")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
+	ccName, qlogDir, keylogFile := &common.CC, &common.Qlog, &common.Keylog
 	insecure := fs.Bool("insecure", false, "client: do not verify the server's certificate")
 	caFile := fs.String("ca", "", "client: trust the PEM CA certificates in `file`")
 	certFile := fs.String("cert", "", "server: PEM certificate `file` (default: self-signed)")
 	keyFile := fs.String("key", "", "server: PEM key `file` for -cert")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` (default $SSLKEYLOGFILE)")
-	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: perf -listen ADDR [flags]      (server)\n"+
 			"       perf -connect ADDR [flags]     (client)\n\n"+
@@ -206,6 +205,13 @@ func client(ctx context.Context, out io.Writer, addr string, tlsConf *tls.Config
 			}
 		})
 	}
+	// The lines printed each second show the progress: the rates, and
+	// the bytes so far of the total with the time left (without
+	// -duration; with it, the time left is the duration's).
+	total := int64(-1)
+	if duration <= 0 {
+		total = int64(streams) * int64(upload+download)
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(time.Second)
@@ -219,8 +225,12 @@ loop:
 			break loop
 		case now := <-tick.C:
 			up, down := counters.Sent.Load(), counters.Received.Load()
-			fmt.Fprintf(out, "%6.1f s  up %14s  down %14s\n", now.Sub(start).Seconds(),
-				cli.Mbps(up-lastUp, now.Sub(last)), cli.Mbps(down-lastDown, now.Sub(last)))
+			progress := cli.ProgressLine(int64(up+down), total, now.Sub(start))
+			if total < 0 {
+				progress += fmt.Sprintf(", %d s left", int(max(deadline.Sub(now), 0).Seconds()+0.5))
+			}
+			fmt.Fprintf(out, "%6.1f s  up %14s  down %14s  %s\n", now.Sub(start).Seconds(),
+				cli.Mbps(up-lastUp, now.Sub(last)), cli.Mbps(down-lastDown, now.Sub(last)), progress)
 			lastUp, lastDown, last = up, down, now
 		}
 	}

@@ -23,6 +23,11 @@
 // batches they make); -expvar ADDR serves the Transport's
 // statistics as JSON at http://ADDR/debug/vars.
 //
+// It accepts 0-RTT (resumed clients' first requests) and listens early
+// (quic.Transport.ListenEarly): a request that arrives in 0-RTT is
+// answered at once, before the client's handshake completes; HTTP/3
+// requests of unsafe methods in 0-RTT get 425 (Too Early).
+//
 // It runs until interrupted (SIGINT or SIGTERM) and then exits with
 // status 0; it exits with 1 if it cannot start and 2 on a usage error.
 package main
@@ -67,10 +72,9 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	certFile := fs.String("cert", "", "PEM certificate chain `file` (default: a fresh self-signed certificate)")
 	keyFile := fs.String("key", "", "PEM private key `file` for -cert")
 	root := fs.String("root", "", "`directory` to serve files from (default: none, only the built-in pages)")
-	qlogDir := fs.String("qlog", "", "write a qlog file per connection to `dir` (default $QLOGDIR)")
-	keylogFile := fs.String("keylog", "", "append TLS secrets to `file` in NSS key log format (default $SSLKEYLOGFILE); turns GSO and GRO off for captures")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
+	ccName, qlogDir, keylogFile := &common.CC, &common.Qlog, &common.Keylog
 	retry := fs.Bool("retry", false, "validate every client's address with a Retry packet first")
-	ccName := fs.String("cc", "cubic", "congestion controller: cubic, bbr or reno")
 	tcp := fs.Bool("tcp", false, "also serve HTTP/1.1 and HTTP/2 over TCP on the same port, with Alt-Svc")
 	expvarAddr := fs.String("expvar", "", "serve the QUIC statistics as JSON at http://`addr`/debug/vars")
 	fs.Usage = func() {
@@ -167,6 +171,6 @@ var (
 func publishStats(tr *quic.Transport) {
 	statsOf.Store(tr)
 	publishOnce.Do(func() {
-		expvar.Publish("quic", expvar.Func(func() any { return quicexpvar.Func(statsOf.Load())() }))
+		expvar.Publish("quic", quicexpvar.Func(func() quic.TransportStats { return statsOf.Load().Stats() }))
 	})
 }

@@ -85,6 +85,7 @@ func Run(sc Scenario) Result {
 			Interval:        sc.Interval,
 			Windows:         windows,
 			DisableECN:      f.DisableECN,
+			OnMetrics:       f.OnMetrics,
 		})
 		receivers[i] = NewReceiver()
 		nw.Attach(raddr, receivers[i])

@@ -102,6 +102,10 @@ type Flow struct {
 	Size int64
 	// DisableECN makes the flow send Not-ECT packets only.
 	DisableECN bool
+	// OnMetrics, if not nil, receives the flow's congestion control and
+	// RTT figures whenever they change (SenderConfig.OnMetrics); times
+	// start at netsim.Epoch.
+	OnMetrics func(now time.Time, m Metrics)
 }
 
 // BDP returns the scenario's bandwidth-delay product in bytes.

@@ -50,6 +50,20 @@ type SenderConfig struct {
 	Windows int
 	// DisableECN makes the sender send Not-ECT packets only.
 	DisableECN bool
+	// OnMetrics, if not nil, is called with the sender's congestion
+	// control and RTT figures whenever they changed during a callback
+	// (HandleDatagram, HandleTimeout, PollTransmit), as a connection's
+	// quic.Tracer.MetricsUpdated is: for qlog traces and plots.
+	OnMetrics func(now time.Time, m Metrics)
+}
+
+// Metrics are a sender's figures at one time, those of the qlog
+// recovery_metrics_updated event.
+type Metrics struct {
+	MinRTT, SmoothedRTT, LatestRTT, RTTVariation time.Duration
+	CongestionWindow, BytesInFlight              int
+	// PacingRate is in bytes per second.
+	PacingRate uint64
 }
 
 // SenderStats counts what a Sender did. Bytes are UDP payload bytes
@@ -146,6 +160,9 @@ type Sender struct {
 	ackedMap []uint64 // bit per chunk: acknowledged
 	stats    SenderStats
 	err      error
+
+	onMetrics func(time.Time, Metrics)
+	metrics   Metrics // the last reported
 }
 
 // NewSender returns a Sender for cfg.
@@ -166,6 +183,8 @@ func NewSender(cfg SenderConfig) *Sender {
 		buf:      make([]byte, mds),
 		recv:     ackhandler.NewReceivedPackets(ackhandler.SpaceApplication),
 		interval: cfg.Interval,
+
+		onMetrics: cfg.OnMetrics,
 	}
 	if s.interval <= 0 {
 		s.interval = DefaultInterval
@@ -221,6 +240,7 @@ var errMalformed = errors.New("ccsim: malformed packet from the receiver")
 // and the packet itself for the sender's own acknowledgments.
 func (s *Sender) HandleDatagram(now time.Time, d *netsim.Datagram) {
 	s.now = now
+	defer s.reportMetrics(now)
 	if s.err != nil {
 		return
 	}
@@ -251,6 +271,7 @@ func (s *Sender) HandleDatagram(now time.Time, d *netsim.Datagram) {
 // follows.
 func (s *Sender) HandleTimeout(now time.Time) {
 	s.now = now
+	defer s.reportMetrics(now)
 	if dl := s.h.LossDetectionDeadline(); !dl.IsZero() && !dl.After(now) {
 		before := s.h.PTOCount()
 		s.h.OnLossDetectionTimeout(now)
@@ -260,10 +281,26 @@ func (s *Sender) HandleTimeout(now time.Time) {
 	}
 }
 
+// reportMetrics calls OnMetrics if the figures changed.
+func (s *Sender) reportMetrics(now time.Time) {
+	if s.onMetrics == nil {
+		return
+	}
+	m := Metrics{
+		MinRTT: s.rtt.Min(), SmoothedRTT: s.rtt.Smoothed(), LatestRTT: s.rtt.Latest(), RTTVariation: s.rtt.MeanDeviation(),
+		CongestionWindow: s.cc.CongestionWindow(), BytesInFlight: s.h.BytesInFlight(), PacingRate: s.cc.PacingRate(),
+	}
+	if m != s.metrics {
+		s.metrics = m
+		s.onMetrics(now, m)
+	}
+}
+
 // PollTransmit sends the probes owed and then as many packets as the
 // congestion window and the pacer allow.
 func (s *Sender) PollTransmit(now time.Time, out *netsim.Outbox) {
 	s.now = now
+	defer s.reportMetrics(now)
 	s.pacingDeadline = time.Time{}
 	if now.Before(s.start) || s.err != nil {
 		return

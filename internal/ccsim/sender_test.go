@@ -206,3 +206,44 @@ func TestParseFrames(t *testing.T) {
 		t.Error("short header accepted")
 	}
 }
+
+// OnMetrics reports each change of the sender's figures, in time order
+// from the flow's start, and only changes: the window grows in slow start,
+// bytes in flight stay within the largest window, and the RTT
+// samples are the link's.
+func TestOnMetrics(t *testing.T) {
+	t.Parallel()
+	p, _ := PresetByName("transferloss")
+	sc := p.Make(congestion.NewCubic, 1)
+	sc.Duration = 3 * time.Second
+	var got []Metrics
+	var times []time.Time
+	sc.Flows[0].OnMetrics = func(now time.Time, m Metrics) {
+		times = append(times, now)
+		got = append(got, m)
+	}
+	runChecked(t, sc)
+	if len(got) < 100 {
+		t.Fatalf("%d metrics updates in 3 s of a bulk flow", len(got))
+	}
+	maxCwnd := 0
+	for i, m := range got {
+		if times[i].Before(netsim.Epoch()) || (i > 0 && times[i].Before(times[i-1])) {
+			t.Fatalf("update %d at %v, after %v", i, times[i], times[max(i-1, 0)])
+		}
+		if i > 0 && m == got[i-1] {
+			t.Fatalf("update %d repeats the one before: %+v", i, m)
+		}
+		maxCwnd = max(maxCwnd, m.CongestionWindow)
+		// A loss cuts the window below what is in flight, never more.
+		if m.BytesInFlight > maxCwnd+2*DefaultMaxDatagramSize {
+			t.Fatalf("update %d: %d bytes in flight, window %d at most", i, m.BytesInFlight, maxCwnd)
+		}
+		if m.LatestRTT > 0 && m.LatestRTT < sc.RTT {
+			t.Fatalf("update %d: RTT sample %v below the link's %v", i, m.LatestRTT, sc.RTT)
+		}
+	}
+	if maxCwnd <= congestion.InitialWindow(DefaultMaxDatagramSize, 0) || got[len(got)-1].PacingRate == 0 {
+		t.Fatalf("window never grew (max %d) or no pacing rate: last %+v", maxCwnd, got[len(got)-1])
+	}
+}

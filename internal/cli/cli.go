@@ -54,12 +54,13 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// Congestion returns the controller factory named by a -cc flag.
+// Congestion returns the controller factory named by a -cc flag; "" is
+// the library's default, BBR (quic.Config.Congestion).
 func Congestion(name string) (congestion.ControllerFactory, error) {
 	switch strings.ToLower(name) {
-	case "", "cubic":
+	case "cubic":
 		return congestion.NewCubic, nil
-	case "bbr":
+	case "", "bbr":
 		return congestion.NewBBR, nil
 	case "reno", "newreno":
 		return congestion.NewNewReno, nil

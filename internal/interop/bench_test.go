@@ -414,6 +414,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(idleHelperEnv); name != "" {
 		os.Exit(idleClientMain(name))
 	}
+	if kind := os.Getenv(floodHelperEnv); kind != "" {
+		os.Exit(floodMain(kind)) // flood_gen_test.go
+	}
 	code := m.Run()
 	removePrograms() // programs_test.go
 	os.Exit(code)

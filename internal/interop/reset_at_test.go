@@ -15,9 +15,10 @@ import (
 
 // Reliable stream resets (RESET_STREAM_AT,
 // draft-ietf-quic-reliable-stream-reset) with quic-go, which implements
-// them behind Config.EnableStreamResetPartialDelivery: in each role, each
-// side resets a stream it sends on, keeping a reliable prefix, and the
-// other reads that prefix and then the reset's code.
+// them behind Config.EnableStreamResetPartialDelivery (ours:
+// Config.EnableResetStreamAt): in each role, each side resets a stream it
+// sends on, keeping a reliable prefix, and the other reads that prefix
+// and then the reset's code.
 
 const (
 	resetAtReliable = 100_000
@@ -76,7 +77,8 @@ func oursSendResetAt(ctx context.Context, c *ours.Conn) error {
 	if _, err := s.Write(resetAtData()); err != nil {
 		return err
 	}
-	return s.CancelWriteAt(5, resetAtReliable)
+	s.CancelWriteAt(5, resetAtReliable)
+	return nil
 }
 
 // quicgoSendResetAt does the same with quic-go's API: the data written
@@ -154,11 +156,14 @@ func TestResetStreamAtOurClientQuicGoServer(t *testing.T) {
 		}
 		accepted <- c
 	}()
-	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, nil)
+	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, &ours.Config{EnableResetStreamAt: true})
 	if err != nil {
 		t.Fatalf("dial quic-go: %v", err)
 	}
 	defer c.CloseWithError(0, "")
+	if !c.ConnectionState().SupportsResetStreamAt {
+		t.Fatal("our client: RESET_STREAM_AT not negotiated")
+	}
 	srv := <-accepted
 	if srv == nil {
 		t.Fatal("quic-go did not accept")
@@ -172,7 +177,7 @@ func TestResetStreamAtOurClientQuicGoServer(t *testing.T) {
 
 func TestResetStreamAtQuicGoClientOurServer(t *testing.T) {
 	ctls, stls := testTLS(t)
-	l, err := ours.ListenAddr("127.0.0.1:0", stls, nil)
+	l, err := ours.ListenAddr("127.0.0.1:0", stls, &ours.Config{EnableResetStreamAt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +210,8 @@ func TestResetStreamAtQuicGoClientOurServer(t *testing.T) {
 }
 
 // Against a quic-go that does not advertise reset_stream_at, CancelWriteAt
-// fails and the stream goes on.
+// resets the stream with RESET_STREAM: quic-go sees the reset's code, and
+// no frame it did not negotiate.
 func TestResetStreamAtNotNegotiatedWithQuicGo(t *testing.T) {
 	ctls, stls := testTLS(t)
 	l, err := quicgo.ListenAddr("127.0.0.1:0", stls, nil)
@@ -215,20 +221,41 @@ func TestResetStreamAtNotNegotiatedWithQuicGo(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	go l.Accept(ctx)
-	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, nil)
+	accepted := make(chan *quicgo.Conn, 1)
+	go func() {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, &ours.Config{EnableResetStreamAt: true})
 	if err != nil {
 		t.Fatalf("dial quic-go: %v", err)
 	}
 	defer c.CloseWithError(0, "")
-	s, err := c.OpenUniStreamSync(ctx)
+	if c.ConnectionState().SupportsResetStreamAt {
+		t.Fatal("RESET_STREAM_AT negotiated with a quic-go that does not enable it")
+	}
+	srv := <-accepted
+	if srv == nil {
+		t.Fatal("quic-go did not accept")
+	}
+	if err := oursSendResetAt(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	s, err := srv.AcceptUniStream(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CancelWriteAt(5, 10); err == nil {
-		t.Error("CancelWriteAt succeeded without the peer's reset_stream_at")
+	_, err = io.ReadAll(s)
+	if code, ok := quicgoResetCode(err); !ok || code != 5 {
+		t.Errorf("quic-go read %v, want the reset with code 5", err)
 	}
-	if _, err := s.Write([]byte("still open")); err != nil {
-		t.Errorf("Write after the failed CancelWriteAt: %v", err)
+	select {
+	case <-srv.Context().Done():
+		t.Errorf("quic-go closed the connection: %v", context.Cause(srv.Context()))
+	default:
 	}
 }

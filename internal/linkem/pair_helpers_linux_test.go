@@ -262,6 +262,38 @@ func sendPaced(t testing.TB, a net.PacketConn, to net.Addr, n, size int, pps flo
 	}
 }
 
+// udpCountUntil counts the datagrams of at least 16 bytes that c
+// receives until it has n of them or the timeout passes (a long one: it
+// bounds only a broken run), and sends the count. Unlike closing the
+// socket after a pause, it leaves no datagram unread in the socket's
+// buffer, however late a loaded machine schedules the reader.
+func udpCountUntil(t testing.TB, c net.PacketConn, n int, timeout time.Duration) <-chan int {
+	t.Helper()
+	uc := c.(*net.UDPConn)
+	uc.SetReadBuffer(8 << 20)
+	rc, _ := uc.SyscallConn()
+	rc.Control(func(fd uintptr) {
+		unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+	})
+	uc.SetReadDeadline(time.Now().Add(timeout))
+	out := make(chan int, 1)
+	go func() {
+		got := 0
+		buf := make([]byte, 65536)
+		for got < n {
+			m, _, err := uc.ReadFrom(buf)
+			if err != nil {
+				break
+			}
+			if m >= 16 {
+				got++
+			}
+		}
+		out <- got
+	}()
+	return out
+}
+
 // mbit formats a rate in bits per second.
 func mbit(r float64) string { return fmt.Sprintf("%.3f Mbit/s", r/1e6) }
 

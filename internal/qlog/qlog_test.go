@@ -80,11 +80,13 @@ func TestTracerEvents(t *testing.T) {
 	tr.ParametersSet(false, &wire.TransportParameters{InitialMaxData: 10, HasInitialSourceConnectionID: true})
 	tr.HandshakeComplete(quic.HandshakeInfo{Version: wire.Version1, CipherSuite: 0x1301, ALPN: "h3"})
 	tr.StreamClosed(3) // a server-initiated unidirectional stream: the client only receives
+	tr.DatagramsDropped(quic.DatagramDrop{Sent: true, Reason: quic.DatagramDropQueueFull, Count: 3, Bytes: 300})
 	tr.ConnectionClosed(&quic.TransportError{Code: wire.ProtocolViolation, Reason: "oops", Remote: true})
-	tr.Done()
 	if !buf.closed {
-		t.Error("Done did not close the writer")
+		t.Error("connection_closed did not close the writer")
 	}
+	tr.PacketSent(quic.PacketInfo{Type: wire.PacketType1RTT, Number: 8, Size: 30, Payload: []byte{1}})
+	tr.Done()
 
 	recs := records(t, buf.Bytes())
 	if recs[0]["title"] != "a \"quoted\"\ttitle \ufffd" {
@@ -137,6 +139,13 @@ func TestTracerEvents(t *testing.T) {
 		ss[4]["stream_id"] != float64(3) || ss[4]["new"] != "closed" || ss[4]["stream_side"] != "receiving" {
 		t.Errorf("stream_state_updated %v", ss)
 	}
+	if d := byName["quicstack:datagrams_dropped"]; len(d) != 1 || d[0]["direction"] != "send" || d[0]["count"] != float64(3) ||
+		d[0]["trigger"] != "queue_full" || d[0]["raw"].(map[string]any)["length"] != float64(300) {
+		t.Errorf("datagrams_dropped %v", d)
+	}
+	if last := recs[len(recs)-1]; last["name"] != "quic:connection_closed" {
+		t.Errorf("the trace ends with %v, not connection_closed", last["name"])
+	}
 	started := byName["quic:connection_started"][0]["local"].(map[string]any)
 	if started["ip_v6"] != "::1" || started["port_v6"] != float64(443) {
 		t.Errorf("connection_started %v", started)
@@ -175,5 +184,62 @@ func TestAppendUint(t *testing.T) {
 		if got, want := string(appendUint([]byte("x"), n)), "x"+strconv.FormatUint(n, 10); got != want {
 			t.Errorf("appendUint(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// Events after the trace ended (the closing period's packets, HTTP/3
+// frames the application still parses) are dropped without allocating
+// for each.
+func TestEventsAfterCloseDropped(t *testing.T) {
+	var buf bufCloser
+	tr := NewTracer(NewWriter(&buf, "client", "01", "t"), true)
+	tr.ConnectionClosed(&quic.ApplicationError{Code: 0})
+	n := buf.Len()
+	p := quic.PacketInfo{Type: wire.PacketType1RTT, Number: 9, Size: 40, Payload: []byte{0x01}}
+	tr.PacketSent(p)
+	if allocs := testing.AllocsPerRun(100, func() { tr.PacketSent(p) }); allocs > 0 {
+		t.Errorf("%.1f allocations per event after the close", allocs)
+	}
+	tr.Done()
+	if buf.Len() != n {
+		t.Errorf("%d bytes written after connection_closed", buf.Len()-n)
+	}
+}
+
+// A trace of a simulation: NewWriterAt takes the simulation's start as
+// the reference time, and WriteMetrics logs each event at its simulated
+// time, whatever the wall clock says.
+func TestWriteMetricsAt(t *testing.T) {
+	var buf bufCloser
+	start := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := NewWriterAt(&buf, "client", "sim", "a simulation", start)
+	WriteMetrics(w, start.Add(1500*time.Millisecond), quic.RecoveryMetrics{
+		SmoothedRTT: 40 * time.Millisecond, LatestRTT: 41 * time.Millisecond, MinRTT: 40 * time.Millisecond,
+		CongestionWindow: 14720, BytesInFlight: 1200, PacingRate: 1000,
+	})
+	WriteMetrics(w, start.Add(2*time.Second), quic.RecoveryMetrics{CongestionWindow: 7360})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := records(t, buf.Bytes())
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want the header and 2 events", len(recs))
+	}
+	ref := recs[0]["trace"].(map[string]any)["common_fields"].(map[string]any)["reference_time"].(map[string]any)
+	if ref["epoch"] != "2000-01-01T00:00:00.000000Z" {
+		t.Fatalf("reference time %v", ref["epoch"])
+	}
+	for i, want := range []struct {
+		time       float64
+		cwnd, rate any
+	}{{1500, 14720.0, 8000.0}, {2000, 7360.0, nil}} {
+		e := recs[i+1]
+		d := e["data"].(map[string]any)
+		if e["time"] != want.time || e["name"] != "quic:recovery_metrics_updated" || d["congestion_window"] != want.cwnd || d["pacing_rate"] != want.rate {
+			t.Fatalf("event %d: %v", i, e)
+		}
+	}
+	if d := recs[1]["data"].(map[string]any); d["smoothed_rtt"] != 40.0 || d["latest_rtt"] != 41.0 || d["bytes_in_flight"] != 1200.0 {
+		t.Fatalf("event 0: %v", d)
 	}
 }

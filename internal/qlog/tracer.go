@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/wire"
@@ -19,8 +20,13 @@ type connTracer struct {
 	closed   bool
 }
 
-// NewTracer returns a quic.Tracer writing the connection's events to w,
-// which it closes when the connection is gone.
+// NewTracer returns a quic.Tracer writing the connection's events to w.
+// The trace ends with the connection's quic:connection_closed event: w is
+// flushed and closed then, on the connection's goroutine, before the
+// Close call that ended the connection returns, so that a program that
+// exits right after has a complete trace. What the connection does in
+// its closing or draining period is not traced. Done closes w too, for a
+// connection that never reported its close.
 func NewTracer(w *Writer, isClient bool) *quic.Tracer {
 	t := &connTracer{w: w, isClient: isClient}
 	return &quic.Tracer{
@@ -34,6 +40,7 @@ func NewTracer(w *Writer, isClient bool) *quic.Tracer {
 		ParametersSet:     t.parametersSet,
 		StreamClosed:      func(id wire.StreamID) { t.streamState(id, "closed") },
 		HandshakeComplete: t.handshakeComplete,
+		DatagramsDropped:  t.datagramsDropped,
 		ConnectionClosed:  t.connectionClosed,
 		Done:              func() { w.Close() },
 		Application:       newH3Tracer(w),
@@ -185,7 +192,13 @@ func (t *connTracer) packetLost(pt wire.PacketType, pn wire.PacketNumber, size i
 
 // metricsUpdated writes quic:recovery_metrics_updated (Section 7.2).
 func (t *connTracer) metricsUpdated(m quic.RecoveryMetrics) {
-	b := t.w.Event("quic:recovery_metrics_updated")
+	WriteMetrics(t.w, time.Time{}, m)
+}
+
+// WriteMetrics writes m as a quic:recovery_metrics_updated event at t
+// (the zero t means now).
+func WriteMetrics(w *Writer, t time.Time, m quic.RecoveryMetrics) {
+	b := w.EventAt("quic:recovery_metrics_updated", t)
 	if m.SmoothedRTT > 0 {
 		b = Ms(b, `"min_rtt":`, m.MinRTT)
 		b = Ms(b, `"smoothed_rtt":`, m.SmoothedRTT)
@@ -197,7 +210,7 @@ func (t *connTracer) metricsUpdated(m quic.RecoveryMetrics) {
 	if m.PacingRate > 0 {
 		b = Uint(b, `"pacing_rate":`, m.PacingRate*8)
 	}
-	t.w.End(b)
+	w.End(b)
 }
 
 // keyUpdated writes quic:key_updated (Section 6.1).
@@ -361,6 +374,30 @@ func (t *connTracer) connectionClosed(err error) {
 			b = Str(b, `"reason":`, err.Error())
 		}
 	}
+	t.w.End(b)
+	// The trace is complete: write it out now, since the application
+	// may exit as soon as its Close returns.
+	t.w.Close()
+}
+
+// datagramsDropped writes quicstack:datagrams_dropped, an event of our
+// own (qlog's QUIC events have none for DATAGRAM frame payloads a
+// connection drops from its queues): the direction ("send" for payloads
+// the application gave and that were never sent, "receive" for received
+// ones it did not read), how many, their total length and the trigger
+// (quic.DatagramDropReason).
+func (t *connTracer) datagramsDropped(d quic.DatagramDrop) {
+	b := t.w.Event("quicstack:datagrams_dropped")
+	dir := "receive"
+	if d.Sent {
+		dir = "send"
+	}
+	b = Str(b, `"direction":`, dir)
+	b = Uint(b, `"count":`, uint64(d.Count))
+	b = Open(b, `"raw":`, false)
+	b = Uint(b, `"length":`, uint64(d.Bytes))
+	b = Close(b, false)
+	b = Str(b, `"trigger":`, string(d.Reason))
 	t.w.End(b)
 }
 

@@ -26,6 +26,12 @@ const (
 	HTTP3EventSchema    = "urn:ietf:params:qlog:events:http3-12"
 )
 
+// The header members qvis needs to open a JSON-SEQ file (see NewWriter).
+const (
+	QvisVersion = "0.3"
+	QvisFormat  = "JSON-SEQ"
+)
+
 // recordSeparator starts every JSON text of a sequence (RFC 7464).
 const recordSeparator = 0x1e
 
@@ -56,15 +62,29 @@ const bufSize = 256 << 10
 // connection ID as the group ID (hex), and a title. Close flushes and
 // closes w, and ends the goroutine that writes to it; it must be called.
 func NewWriter(w io.WriteCloser, vantage, odcid, title string) *Writer {
+	return NewWriterAt(w, vantage, odcid, title, time.Now())
+}
+
+// NewWriterAt is NewWriter for a trace whose reference time is start
+// rather than now: a simulation's, whose events are all logged with
+// EventAt and their simulated times.
+func NewWriterAt(w io.WriteCloser, vantage, odcid, title string, start time.Time) *Writer {
 	qw := &Writer{
-		cur: make([]byte, 0, bufSize), start: time.Now(), now: time.Now,
+		cur: make([]byte, 0, bufSize), start: start, now: time.Now,
 		full: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan struct{}),
 		c: w, open: true,
 	}
 	qw.free <- make([]byte, 0, bufSize)
 	go qw.writeLoop()
 	b := append(qw.cur, recordSeparator)
-	b = append(b, `{"file_schema":"`+FileSchema+`","serialization_format":"`+SerializationFormat+`","title":`...)
+	// qlog_version and qlog_format are not in the current draft (which
+	// replaced them with file_schema and serialization_format, and whose
+	// readers ignore members they do not know), but qvis reads them: it
+	// rejects a JSON-SEQ file without them and loads only the versions it
+	// knows, of which "0.3" is the latest (qvis commit 72c8c4b,
+	// textsequencejsontoqlog.ts and QlogLoader.ts).
+	b = append(b, `{"file_schema":"`+FileSchema+`","serialization_format":"`+SerializationFormat+
+		`","qlog_version":"`+QvisVersion+`","qlog_format":"`+QvisFormat+`","title":`...)
 	b = appendString(b, title)
 	b = append(b, `,"trace":{"common_fields":{"ODCID":`...)
 	b = appendString(b, odcid)
@@ -132,7 +152,9 @@ func (w *Writer) End(b []byte) {
 	if w.open {
 		w.cur = b
 	} else {
-		w.cur = w.cur[:0] // closed: events are dropped
+		// Closed (the connection closed): events are dropped, and the
+		// buffer they were encoded in is kept for the next one.
+		w.cur = b[:0]
 	}
 	w.mu.Unlock()
 }

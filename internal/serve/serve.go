@@ -81,7 +81,11 @@ func Start(o Options) (*Server, error) {
 		NextProtos:   []string{http3.NextProtoH3, hq.ALPN},
 		KeyLogWriter: o.KeyLog,
 	}
-	l, err := s.Transport.Listen(tlsConf, &conf)
+	// ListenEarly: a request sent in 0-RTT is served at once, and its
+	// response sent before the client's handshake completes (0.5-RTT),
+	// rather than a round trip later. Accept returns each connection
+	// once its ClientHello chose the application protocol.
+	l, err := s.Transport.ListenEarly(tlsConf, &conf)
 	if err != nil {
 		udp.Close()
 		return nil, err
@@ -183,9 +187,12 @@ func Handler(root string) http.Handler {
 }
 
 // AltSvc advertises HTTP/3 on port in every response (RFC 7838; RFC 9114,
-// Section 3.1.1).
+// Section 3.1.1), with the value http3.Server.SetQUICHeaders gives
+// (http3's default lifetime, Server.AltSvcMaxAge: 24 hours).
 func AltSvc(h http.Handler, port int) http.Handler {
-	v := fmt.Sprintf(`h3=":%d"; ma=86400`, port)
+	hdr := make(http.Header)
+	(&http3.Server{Addr: ":" + strconv.Itoa(port)}).SetQUICHeaders(hdr)
+	v := hdr.Get("Alt-Svc")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Alt-Svc", v)
 		h.ServeHTTP(w, r)

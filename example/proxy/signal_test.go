@@ -1,0 +1,5 @@
+package main
+
+import "syscall"
+
+var syscallSIGHUP = syscall.SIGHUP

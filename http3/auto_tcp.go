@@ -1,0 +1,291 @@
+package http3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// The TCP side of AutoTransport: net/http's Transport, whose TLS
+// connections this file dials, so that a race can connect over TCP ahead
+// of the request and hand the connection to net/http, and so that the
+// transport knows whether an origin has a TCP connection already.
+
+// predialTTL is how long a connection dialed for a race waits for
+// net/http to take it before it is closed.
+const predialTTL = 10 * time.Second
+
+// tcpDialError wraps the error of a TCP or TLS connection that could not
+// be made: the request was not sent.
+type tcpDialError struct{ err error }
+
+func (e *tcpDialError) Error() string { return e.err.Error() }
+func (e *tcpDialError) Unwrap() error { return e.err }
+
+// initTCP makes the net/http Transport.
+func (t *AutoTransport) initTCP() {
+	var tr *http.Transport
+	if t.TCP != nil {
+		tr = t.TCP.Clone()
+	} else {
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	tc := t.TLSClientConfig
+	if tc == nil {
+		tc = tr.TLSClientConfig
+	}
+	if tc != nil {
+		tc = tc.Clone()
+	} else {
+		tc = &tls.Config{}
+	}
+	h2 := !(tr.TLSNextProto != nil && len(tr.TLSNextProto) == 0) && (tr.Protocols == nil || tr.Protocols.HTTP2())
+	if h2 {
+		tc.NextProtos = []string{"h2", "http/1.1"}
+	} else {
+		tc.NextProtos = []string{"http/1.1"}
+	}
+	t.tcpTLS = tc
+	tr.TLSClientConfig = tc
+	if tr.DialTLSContext == nil && tr.DialTLS == nil {
+		tr.DialTLSContext = t.dialTLS
+		if h2 {
+			tr.ForceAttemptHTTP2 = true
+		}
+	}
+	t.tcp = tr
+	t.pool.t = t
+}
+
+// viaTCP sends req over TCP and learns the response's Alt-Svc.
+func (t *AutoTransport) viaTCP(req *http.Request) (*http.Response, error) {
+	resp, err := t.tcp.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.URL.Scheme == "https" {
+		t.learn(originOf(req), resp)
+	}
+	return resp, nil
+}
+
+// dialTLS is the TCP transport's DialTLSContext: a connection dialed
+// ahead by a race if one waits, a new one otherwise.
+func (t *AutoTransport) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c := t.pool.take(addr); c != nil {
+		return c, nil
+	}
+	c, err := t.dialTCP(ctx, network, addr)
+	if err != nil {
+		return nil, &tcpDialError{err}
+	}
+	return c, nil
+}
+
+// dialTCP connects to addr over TCP and completes the TLS handshake, the
+// way net/http would (its DialContext and TLSHandshakeTimeout).
+func (t *AutoTransport) dialTCP(ctx context.Context, network, addr string) (*tls.Conn, error) {
+	t.stats.tcpDials.Add(1)
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	dial := t.tcp.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	raw, err := dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := t.tcpTLS.Clone()
+	if tc.ServerName == "" {
+		tc.ServerName = host
+	}
+	c := tls.Client(t.pool.track(addr, raw), tc)
+	hctx := ctx
+	if d := t.tcp.TLSHandshakeTimeout; d > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	if err := c.HandshakeContext(hctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// tcpPool holds the TLS connections dialed ahead for races, and counts
+// the TCP connections open to each address. Its methods may be called
+// from any goroutine.
+type tcpPool struct {
+	t     *AutoTransport
+	mu    sync.Mutex
+	idle  map[string][]*tls.Conn    // dialed ahead, not taken yet
+	live  map[string]int            // open connections per address
+	dials map[string]*tcpPredial    // dials ahead in progress
+	timer map[*tls.Conn]*time.Timer // expiry of idle ones
+}
+
+// tcpPredial is a dial ahead that racing requests wait for.
+type tcpPredial struct {
+	done chan struct{}
+	err  error
+}
+
+// track counts c among addr's open connections until it closes.
+func (p *tcpPool) track(addr string, c net.Conn) net.Conn {
+	p.mu.Lock()
+	if p.live == nil {
+		p.live = make(map[string]int)
+	}
+	p.live[addr]++
+	p.mu.Unlock()
+	return &trackedConn{Conn: c, untrack: sync.OnceFunc(func() {
+		p.mu.Lock()
+		if p.live[addr]--; p.live[addr] <= 0 {
+			delete(p.live, addr)
+		}
+		p.mu.Unlock()
+	})}
+}
+
+// trackedConn is a TCP connection counted in tcpPool.live.
+type trackedConn struct {
+	net.Conn
+	untrack func()
+}
+
+func (c *trackedConn) Close() error {
+	c.untrack()
+	return c.Conn.Close()
+}
+
+// ready returns a channel that receives nil once addr has a TCP
+// connection (at once if it has one), or the error of the dial made for
+// it. Concurrent callers share one dial; the dial goes on if ctx ends.
+func (p *tcpPool) ready(ctx context.Context, addr string) <-chan error {
+	ch := make(chan error, 1)
+	p.mu.Lock()
+	if p.live[addr] > 0 {
+		p.mu.Unlock()
+		ch <- nil
+		return ch
+	}
+	if p.dials == nil {
+		p.dials = make(map[string]*tcpPredial)
+	}
+	d := p.dials[addr]
+	if d == nil {
+		d = &tcpPredial{done: make(chan struct{})}
+		p.dials[addr] = d
+		go p.predial(addr, d)
+	}
+	p.mu.Unlock()
+	go func() {
+		select {
+		case <-d.done:
+			ch <- d.err
+		case <-ctx.Done():
+			ch <- ctx.Err()
+		}
+	}()
+	return ch
+}
+
+// predial dials addr for the pool.
+func (p *tcpPool) predial(addr string, d *tcpPredial) {
+	c, err := p.t.dialTCP(p.t.bg, "tcp", addr)
+	if err == nil {
+		p.put(addr, c)
+	}
+	d.err = err
+	p.mu.Lock()
+	delete(p.dials, addr)
+	p.mu.Unlock()
+	close(d.done)
+}
+
+// put adds a connection dialed ahead, closed unless taken within
+// predialTTL.
+func (p *tcpPool) put(addr string, c *tls.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle == nil {
+		p.idle = make(map[string][]*tls.Conn)
+		p.timer = make(map[*tls.Conn]*time.Timer)
+	}
+	p.idle[addr] = append(p.idle[addr], c)
+	p.timer[c] = time.AfterFunc(predialTTL, func() {
+		p.mu.Lock()
+		_, ok := p.timer[c]
+		if ok {
+			p.remove(addr, c)
+		}
+		p.mu.Unlock()
+		if ok {
+			c.Close()
+		}
+	})
+}
+
+// take returns a connection dialed ahead for addr, or nil.
+func (p *tcpPool) take(addr string) *tls.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.idle[addr]
+	if len(list) == 0 {
+		return nil
+	}
+	c := list[0]
+	p.timer[c].Stop()
+	p.remove(addr, c)
+	return c
+}
+
+// remove forgets an idle connection. p.mu held.
+func (p *tcpPool) remove(addr string, c *tls.Conn) {
+	delete(p.timer, c)
+	list := p.idle[addr]
+	for i, x := range list {
+		if x == c {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(p.idle, addr)
+	} else {
+		p.idle[addr] = list
+	}
+}
+
+// closeAll closes the connections dialed ahead that were not taken.
+func (p *tcpPool) closeAll() {
+	p.mu.Lock()
+	var all []*tls.Conn
+	for addr, list := range p.idle {
+		for _, c := range list {
+			p.timer[c].Stop()
+			all = append(all, c)
+		}
+		delete(p.idle, addr)
+	}
+	clear(p.timer)
+	p.mu.Unlock()
+	for _, c := range all {
+		c.Close()
+	}
+}
+
+// isTCPDialError reports whether err says that no TCP connection could be
+// made, so that the request was not sent.
+func isTCPDialError(err error) bool {
+	var de *tcpDialError
+	return errors.As(err, &de)
+}

@@ -1,0 +1,1 @@
+export * from "@quictools/qlog-schema/draft-01/QLog";
