@@ -136,15 +136,15 @@ func (m *streamsMap) resetForRejected0RTT() {
 	// The loss of the 0-RTT packets queued some of them already.
 	for _, s := range m.copySendable() {
 		if s.held {
-			m.sched.remove(s)
+			m.q().remove(s)
 			s.inSendable = false
 		}
 	}
 	clear(m.sendableCopy)
-	for s := m.sched.retransmit.head; s != nil; {
+	for s := m.q().retransmit.head; s != nil; {
 		next := s.sched.links[listRetransmit].next
 		if s.held {
-			m.sched.retransmit.remove(s)
+			m.q().retransmit.remove(s)
 		}
 		s = next
 	}

@@ -204,7 +204,6 @@ func TestSendableQueueTurnsWithoutAllocating(t *testing.T) {
 	for _, n := range []int{1, 2, 7, 1000} {
 		for _, inc := range []bool{false, true} {
 			m := &streamsMap{}
-			m.sched.init()
 			for i := range n {
 				s := &stream{id: wire.StreamID(4 * i), m: m}
 				s.prio.Store(encodePriority(Priority{Urgency: 3, Incremental: inc}))

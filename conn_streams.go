@@ -98,7 +98,7 @@ type streamsMap struct {
 	// takes them back. lastStream caches the stream lookup found last
 	// (acknowledgments of one stream come in runs).
 	retiredSizes *retiredFinalSizes
-	sched        streamScheduler
+	sched        *streamScheduler // made by q, dropped when idle
 	sendableCopy []*stream
 	parked       []*stream
 	lastStream   *stream
@@ -112,7 +112,6 @@ func newStreamsMap(c *connState) *streamsMap {
 		wake:    func() {},
 	}
 	m.maxBidiSent, m.maxUniSent = m.maxBidi, m.maxUni
-	m.sched.init()
 	return m
 }
 
@@ -214,7 +213,9 @@ func (m *streamsMap) releaseIdle() {
 	}
 	m.sendableCopy = nil
 	m.retiredSizes = nil
-	m.sched.releaseIdle()
+	if m.sched != nil && m.sched.empty() {
+		m.sched = nil // a few hundred bytes an idle connection does not keep
+	}
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -494,10 +495,10 @@ func (m *streamsMap) markSendable(s *stream) {
 	if !s.inSendable {
 		s.inSendable = true
 		s.sched.prio = s.priority()
-		m.sched.push(s)
+		m.q().push(s)
 	}
 	if s.controlDue() {
-		m.sched.control.pushBack(s)
+		m.q().control.pushBack(s)
 	}
 }
 
@@ -607,13 +608,13 @@ func (m *streamsMap) readerWaits(d int64) bool {
 
 // hasDataToSend reports whether some stream has STREAM frames to send.
 func (m *streamsMap) hasDataToSend() bool {
-	return m.sched.len() > 0 || m.sched.retransmit.n > 0
+	return m.sched != nil && (m.sched.len() > 0 || m.sched.retransmit.n > 0)
 }
 
 // hasDataWaiting reports whether some stream has data to send, with or
 // without the credit to send it.
 func (m *streamsMap) hasDataWaiting() bool {
-	return m.sched.len() > 0 || m.sched.retransmit.n > 0 || len(m.parked) > 0
+	return m.sched != nil && (m.sched.len() > 0 || m.sched.retransmit.n > 0) || len(m.parked) > 0
 }
 
 // rearmBlocked lets every stream waiting to send repeat its
@@ -625,7 +626,7 @@ func (m *streamsMap) rearmBlocked() {
 		s.sendFC.RearmBlocked()
 		s.mu.Unlock()
 		if s.controlDue() {
-			m.sched.control.pushBack(s)
+			m.q().control.pushBack(s)
 		}
 	}
 	for len(m.parked) > 0 {
@@ -641,7 +642,7 @@ func (m *streamsMap) rearmBlocked() {
 // The MAX_STREAMS state is the connection goroutine's; only the openers'
 // blocked flags need m.mu.
 func (m *streamsMap) controlFramesPending() bool {
-	if m.sched.control.n > 0 || m.maxStreamsDue(true) || m.maxStreamsDue(false) {
+	if m.sched != nil && m.sched.control.n > 0 || m.maxStreamsDue(true) || m.maxStreamsDue(false) {
 		return true
 	}
 	if !m.openBlocked.Load() {

@@ -142,7 +142,17 @@ func (q *streamScheduler) init() {
 
 // len returns the number of sendable streams, those waiting for the
 // connection's credit included.
-func (q *streamScheduler) len() int { return q.n }
+func (q *streamScheduler) len() int {
+	if q == nil {
+		return 0
+	}
+	return q.n
+}
+
+// empty reports whether no stream is queued anywhere.
+func (q *streamScheduler) empty() bool {
+	return q.n == 0 && q.retransmit.n == 0 && q.control.n == 0 && q.connBlocked.n == 0
+}
 
 // push makes s sendable at the priority it is queued with.
 func (q *streamScheduler) push(s *stream) {
@@ -288,6 +298,9 @@ func (q *streamScheduler) unblockConn() {
 // appendAll appends every sendable stream to dst, for the rare walks over
 // them all (keep-alive, rejected 0-RTT): O(n).
 func (q *streamScheduler) appendAll(dst []*stream) []*stream {
+	if q == nil {
+		return dst
+	}
 	for u := range q.levels {
 		l := &q.levels[u]
 		dst = append(dst, l.heap...)
@@ -338,13 +351,4 @@ func heapSwap(h []*stream, i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].sched.heapIdx = i
 	h[j].sched.heapIdx = j
-}
-
-// releaseIdle drops the arrays of empty heaps, for a quiet connection.
-func (q *streamScheduler) releaseIdle() {
-	for u := range q.levels {
-		if len(q.levels[u].heap) == 0 {
-			q.levels[u].heap = nil
-		}
-	}
 }

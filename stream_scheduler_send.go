@@ -12,8 +12,11 @@ import "time"
 // send leaves the sendable streams until something changes that (credit,
 // a loss, the application), so that it costs nothing per packet.
 func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte {
+	if m.sched == nil {
+		return b
+	}
 	b = m.appendRetransmissions(now, b, end)
-	q := &m.sched
+	q := m.sched
 	for end-len(b) > streamFrameOverhead {
 		s := q.next()
 		if s == nil {
@@ -61,7 +64,7 @@ func (m *streamsMap) leaveSendable(s *stream) {
 // data, unless priorities specified by the application indicate
 // otherwise" (RFC 9000, Section 13.3).
 func (m *streamsMap) appendRetransmissions(now time.Time, b []byte, end int) []byte {
-	l := &m.sched.retransmit
+	l := &m.q().retransmit
 	for l.head != nil && end-len(b) > streamFrameOverhead {
 		s := l.head
 		if !s.hasLostData() {
@@ -87,6 +90,9 @@ func (m *streamsMap) appendRetransmissions(now time.Time, b []byte, end int) []b
 // appendStreamControlFrames appends the control frames of the streams
 // that may have some due, and forgets those that have none left.
 func (m *streamsMap) appendStreamControlFrames(now time.Time, b []byte, end int) []byte {
+	if m.sched == nil {
+		return b
+	}
 	l := &m.sched.control
 	for s := l.head; s != nil; {
 		next := s.sched.links[listControl].next
@@ -115,7 +121,7 @@ func (m *streamsMap) appendStreamControlFrames(now time.Time, b []byte, end int)
 // onConnCredit returns the streams that waited for the connection's
 // credit to the sendable streams, after a MAX_DATA raised it.
 func (m *streamsMap) onConnCredit() {
-	if m.sched.connBlocked.n > 0 && m.c.connSend.Credit() > 0 {
+	if m.sched != nil && m.sched.connBlocked.n > 0 && m.c.connSend.Credit() > 0 {
 		m.sched.unblockConn()
 	}
 }
@@ -124,14 +130,26 @@ func (m *streamsMap) onConnCredit() {
 // retransmission ahead of new data.
 func (m *streamsMap) noteLost(s *stream) {
 	if !s.held {
-		m.sched.retransmit.pushBack(s)
+		m.q().retransmit.pushBack(s)
 	}
 }
 
 // applyPriority takes the priority the application set for s into the
 // scheduler.
 func (m *streamsMap) applyPriority(s *stream) {
-	m.sched.setPriority(s, s.priority())
+	if m.sched != nil {
+		m.sched.setPriority(s, s.priority())
+	}
+}
+
+// q returns the connection's scheduler, made when a stream first has
+// something to send (an idle connection drops it: releaseIdle).
+func (m *streamsMap) q() *streamScheduler {
+	if m.sched == nil {
+		m.sched = new(streamScheduler)
+		m.sched.init()
+	}
+	return m.sched
 }
 
 // controlDue reports whether s may have control frames to send; the
