@@ -5,7 +5,7 @@
 #   make bench   every benchmark with -benchmem
 #   make cover   test coverage report (coverage.out, coverage.html)
 #   make demo    the README's main job: HTTP/3 server and client on loopback
-#   make perf    performance table: ours vs quic-go vs crypto/tls over TCP
+#   make perf    performance table: ours vs quic-go vs quinn-perf vs crypto/tls over TCP
 #   make flood   legitimate clients' handshakes under floods of Initials
 #   make test-under-load  the root and http3 tests 20 times beside two CPU burners
 #   make lifecycle-soak  the lifecycle stress suites for LIFECYCLE_DURATION
@@ -392,7 +392,7 @@ fleet-bench:
 	s=$$?; grep -E 'fleet: ' $$log | sed 's/^ *[a-z_]*_test.go:[0-9]*: fleet: //'; \
 	if [ $$s -ne 0 ]; then tail -30 $$log; fi; rm -f $$log; exit $$s
 
-# The randomized path test of conn_sim_path_random_test.go over SEEDS
+# The randomized path test of scenario_path_random_test.go over SEEDS
 # seeds (make test runs 200): every seed's failure is reported, with the
 # command that replays it alone (QUIC_PATH_SEED=n).
 SEEDS ?= 5000

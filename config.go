@@ -160,6 +160,19 @@ type Config struct {
 	// validates the preferred address and moves there (RFC 9000,
 	// Section 9.6).
 	DisablePreferredAddress bool
+	// DisableAckFrequency turns the ACK frequency extension off
+	// (draft-ietf-quic-ack-frequency): the connection neither sends the
+	// min_ack_delay transport parameter, so that the peer may not send it
+	// ACK_FREQUENCY or IMMEDIATE_ACK frames, nor asks a peer that sent
+	// one for fewer acknowledgments. Default false: the connection
+	// advertises a min_ack_delay of 1 ms and follows the peer's requests;
+	// with a peer that advertises one, on paths with a smoothed RTT of
+	// 4 ms or more (4 times the peer's min_ack_delay, if larger) and once
+	// its congestion window holds 32 packets or more, it asks for an
+	// acknowledgment every 4 to 32 packets (an eighth of the window, at
+	// most) instead of every second one, within a quarter of the RTT, and
+	// it puts IMMEDIATE_ACK in its probes.
+	DisableAckFrequency bool
 
 	// Allow0RTT, on a server, accepts 0-RTT data from clients resuming a
 	// session (RFC 9001, Section 4.6) and issues session tickets that

@@ -18,7 +18,7 @@ import (
 // is created, owns all of its protocol state: it reads the datagrams the
 // Transport routes to it, runs its timers and sends its packets. While the
 // connection is idle the goroutine exits, and the next datagram, timer or
-// application call starts another (conn_park.go); there is never more
+// application call starts another (conn_driver_park.go); there is never more
 // than one.
 // Application goroutines reach it only through streams, datagram queues
 // and the methods below. Multiple goroutines may invoke methods on a Conn
@@ -29,14 +29,14 @@ import (
 // it, or its Transport closes (with an application close of code 0). From
 // then on every call in progress and every later one on the Conn and its
 // streams (AcceptStream, AcceptUniStream, OpenStreamSync,
-// OpenUniStreamSync, ReceiveDatagram, Drain, and the streams' Read and
+// OpenUniStreamSync, ReceiveDatagram, WaitAcked, and the streams' Read and
 // Write) returns the connection's error at once: an *ApplicationError or a
 // *TransportError (Remote tells which side closed), an *IdleTimeoutError,
 // a *HandshakeTimeoutError or a *StatelessResetError, the cause of
 // Context too. A Read first returns the data that arrived before. What
 // was written and not yet acknowledged is discarded with the connection
 // ("an endpoint that sends a CONNECTION_CLOSE frame ... [discards] stream
-// data not yet delivered", RFC 9000, Section 10.2): Drain first to deliver
+// data not yet delivered", RFC 9000, Section 10.2): WaitAcked first to deliver
 // it. CloseWithError returns once the CONNECTION_CLOSE is sent, and at
 // once if the connection already ended; only the first close counts.
 type Conn struct {
@@ -49,7 +49,7 @@ type Conn struct {
 	resetTokens []wire.StatelessResetToken
 
 	inbound inboundQueue
-	drain   drainState // Conn.Drain
+	drain   drainState // Conn.WaitAcked
 	wakeCh  chan struct{}
 	// srcAddr is the address the peer's datagrams were last sent to, where
 	// a server's replies leave from on a wildcard socket (run goroutine
@@ -80,7 +80,7 @@ type Conn struct {
 	// (listener_retry.go).
 	origin *Listener
 
-	// Paths (conn_migrate.go): more Transports that route the
+	// Paths (conn_driver_migrate.go): more Transports that route the
 	// connection's IDs, migration requests, the peer's address as last
 	// sent to, and the addresses LocalAddr and RemoteAddr report (local
 	// and remote are guarded by mu once the connection runs).
@@ -94,7 +94,7 @@ type Conn struct {
 	appTracer     any       // the Tracer's Application field, set before the connection runs
 	bulk          bool      // the last flush filled a small batch (run goroutine only)
 
-	// Parking (conn_park.go): parked is set while no goroutine runs;
+	// Parking (conn_driver_park.go): parked is set while no goroutine runs;
 	// parkTimer wakes the connection at its next deadline meanwhile;
 	// closingSeen records that the Transport's closing was handled (run
 	// goroutine only).
@@ -176,8 +176,8 @@ func (c *Conn) start(st *connState) {
 
 // run is the connection's goroutine: it processes what arrived, sends
 // what is due and waits, until the connection is closed, or until it is
-// idle and parks (conn_park.go); a wake then runs it again. It waits on
-// timer, which belongs to the runner (conn_runner.go), and stops it before
+// idle and parks (conn_driver_park.go); a wake then runs it again. It waits on
+// timer, which belongs to the runner (conn_driver_runner.go), and stops it before
 // returning.
 func (c *Conn) run(timer *time.Timer) {
 	st := c.state

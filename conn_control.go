@@ -18,7 +18,7 @@ func (c *connState) controlFramesPending() bool {
 	if _, ok := c.connSend.Blocked(); ok && c.streams.hasDataToSend() {
 		return true
 	}
-	return c.streams.controlFramesPending() || c.connIDFramesPending()
+	return c.ackFreq.toSend || c.streams.controlFramesPending() || c.connIDFramesPending()
 }
 
 // growWindowForReaders grows the connection's receive window while it is
@@ -86,6 +86,7 @@ func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte
 		}
 	}
 	b = c.appendConnIDFrames(b, end)
+	b = c.appendAckFrequencyFrame(b, end)
 	return c.streams.appendControlFrames(now, b, end)
 }
 

@@ -138,11 +138,14 @@ func (f *follower) run() {
 	if !src.IsValid() || src.IsUnspecified() {
 		src, _ = f.env.routeSource(remote)
 	}
-	var own *Transport    // the socket of the last move
-	var made []*Transport // every socket it made, closed at the end
+	// own is the socket of the last successful move, closed when the
+	// connection ends. A failed move's socket is released by move, and a
+	// socket moved away from by the next move: nothing else is kept, so a
+	// peer that makes the path stall again and again costs no memory.
+	var own *Transport
 	defer func() {
-		for _, t := range made {
-			go closeOwnTransport(t)
+		if own != nil {
+			go closeOwnTransport(own)
 		}
 	}()
 	var backoff time.Duration
@@ -185,8 +188,11 @@ func (f *follower) run() {
 		}
 		f.attempts.Add(1)
 		t, err := f.move(now)
-		if t != nil {
-			made = append(made, t)
+		if err == nil {
+			if own != nil {
+				c.releaseTransport(own)
+			}
+			own = t
 		}
 		if errors.Is(err, ErrMigrationDisabled) || c.ctx.Err() != nil {
 			return
@@ -202,16 +208,13 @@ func (f *follower) run() {
 		// The probe timeouts of the old path, counted while the move
 		// ran, are no reason to move again.
 		f.stalled.Store(false)
-		if own != nil {
-			c.releaseTransport(own)
-		}
-		own = t
 	}
 }
 
 // move probes a path from a new socket on src and moves the connection
-// there once validated. It returns the Transport it made, if any, also
-// when the move failed.
+// there once validated, returning the new Transport. When the move fails
+// it has released the socket it made (the Transport it returns then is
+// closed, or about to be).
 func (f *follower) move(src netip.Addr) (*Transport, error) {
 	c := f.c
 	pc, err := f.env.listenUDP(src)

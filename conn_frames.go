@@ -160,13 +160,14 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 // handleAckFrequencyFrame handles ACK_FREQUENCY and IMMEDIATE_ACK
 // (draft-ietf-quic-ack-frequency). "Endpoints advertise their support for
 // receiving ACK_FREQUENCY and IMMEDIATE_ACK frames ... by sending the
-// following transport parameter ... min_ack_delay" (Section 3), which this
-// endpoint does not send yet: a peer that sends either frame uses an
-// extension that was not negotiated, a PROTOCOL_VIOLATION as for
-// RESET_STREAM_AT and DATAGRAM frames. Otherwise "A receiving endpoint
-// MUST ignore a received ACK_FREQUENCY frame unless the Sequence Number
-// value in the frame is greater than the largest processed value"
-// (Section 4; ackhandler.ReceivedPackets.OnAckFrequency).
+// following transport parameter ... min_ack_delay" (Section 3): with
+// Config.DisableAckFrequency this endpoint sends none, and a peer that
+// sends either frame uses an extension that was not negotiated, a
+// PROTOCOL_VIOLATION as for RESET_STREAM_AT and DATAGRAM frames.
+// Otherwise "A receiving endpoint MUST ignore a received ACK_FREQUENCY
+// frame unless the Sequence Number value in the frame is greater than the
+// largest processed value" (Section 4; ackhandler.ReceivedPackets.
+// OnAckFrequency).
 func (c *connState) handleAckFrequencyFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
 	if !c.ackFrequencyNegotiated() {
 		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: f.Type, Reason: "ACK frequency extension not negotiated (no min_ack_delay sent)"}
@@ -176,27 +177,31 @@ func (c *connState) handleAckFrequencyFrame(now time.Time, space ackhandler.Spac
 		return nil
 	}
 	af := f.AckFrequency
-	c.spaces[space].recv.OnAckFrequency(af.SequenceNumber, af.AckElicitingThreshold, time.Duration(af.RequestedMaxAckDelay)*time.Microsecond, af.ReorderingThreshold)
+	// "A value smaller than the min_ack_delay advertised by the peer is
+	// also invalid. Receipt of an invalid value MUST be treated as a
+	// connection error of type PROTOCOL_VIOLATION." (Section 4; values
+	// of 2^14 ms or more were refused by the parser.)
+	delay := time.Duration(af.RequestedMaxAckDelay) * time.Microsecond
+	if delay < localMinAckDelay {
+		return &wire.TransportError{Code: wire.ProtocolViolation, FrameType: f.Type, Reason: "requested max ack delay below min_ack_delay"}
+	}
+	c.spaces[space].recv.OnAckFrequency(af.SequenceNumber, af.AckElicitingThreshold, delay, af.ReorderingThreshold)
 	return nil
 }
-
-// ackFrequencyNegotiated reports whether this endpoint sent the
-// min_ack_delay transport parameter, which allows the peer to send
-// ACK_FREQUENCY and IMMEDIATE_ACK frames ("The min_ack_delay transport
-// parameter is a unilateral indication of support for receiving
-// ACK_FREQUENCY frames", draft-ietf-quic-ack-frequency, Section 3). It
-// never does yet.
-func (c *connState) ackFrequencyNegotiated() bool { return false }
 
 func (c *connState) handleAckFrame(now time.Time, space ackhandler.Space, f *wire.AckFrame) error {
 	exp := uint8(defaultAckDelayExponent)
 	if c.peerParams != nil {
 		exp = c.peerParams.AckDelayExponent
 	}
+	c.obs.acksReceived++
 	err := c.sent.OnAckReceived(now, space, f, exp)
 	c.frames.flushAcks()
 	if err != nil {
 		return err
+	}
+	if space == ackhandler.SpaceApplication {
+		c.maybeUpdateAckFrequency()
 	}
 	switch {
 	case space == ackhandler.SpaceApplication && c.oneRTT != nil:

@@ -1,11 +1,16 @@
 package quic
 
 import (
+	"bytes"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/quicstack/quic/ackhandler"
 	"github.com/quicstack/quic/congestion"
+	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/internal/netsim"
+	"github.com/quicstack/quic/wire"
 )
 
 // recordingController records what reaches it.
@@ -151,5 +156,44 @@ func TestLocalMatches(t *testing.T) {
 		if got := localMatches(tt.a, tt.b); got != tt.want {
 			t.Errorf("localMatches(%v, %v) = %v", tt.a, tt.b, got)
 		}
+	}
+}
+
+// "After verifying a new client address, the server SHOULD send new
+// address validation tokens (Section 8) to the client." (RFC 9000,
+// Section 9.3) The rule is the core's (connState.newTokenAfterMigration),
+// so the simulator sees it: after the client's NAT moves it to a new
+// address and the server validated that address, the client gets a
+// NEW_TOKEN token bound to it.
+func TestSimNewTokenAfterMigration(t *testing.T) {
+	p := newSimPair(t, testLink, nil, 93)
+	caddr := p.cnode.Addr()
+	p.net.SetNAT(caddr, netsim.Addr{Host: 1, Port: 40000})
+	var tokens [][]byte
+	p.client.c.onFrame = func(_ ackhandler.Space, f *wire.Frame) {
+		if f.Type == wire.FrameTypeNewToken {
+			tokens = append(tokens, bytes.Clone(f.NewToken.Token))
+		}
+	}
+	p.connect(t)
+	p.run(t, time.Second, func() bool { return len(tokens) > 0 }) // the token after the handshake
+	before := len(tokens)
+	moved := netsim.Addr{Host: 3, Port: 40002}
+	p.net.SetNAT(caddr, moved)
+	s, _, err := p.client.c.streams.openStream(true)
+	if err != nil || s == nil {
+		t.Fatal(err)
+	}
+	simWrite(s, []byte("moved"))
+	p.run(t, 5*time.Second, func() bool { return len(tokens) > before })
+	if got := p.server.c.activePath(); got.addrs.remote != moved.AddrPort() || !got.validated {
+		t.Fatalf("server's active path %v (validated %v), want %v validated", got.addrs.remote, got.validated, moved.AddrPort())
+	}
+	tp, err := handshake.NewTokenProtector(simTokenKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tp.Open(tokens[len(tokens)-1], moved.AddrPort(), p.sim.Now(), time.Minute, time.Hour); err != nil {
+		t.Errorf("the token sent after the migration is not for the new address: %v", err)
 	}
 }

@@ -193,7 +193,7 @@ func (c *connState) handleLongHeaderPacket(now time.Time, pkt []byte, ecn ackhan
 	}
 	learnVersion := false
 	if hdr.Version != c.version {
-		// Compatible version negotiation (conn_version.go).
+		// Compatible version negotiation (conn_version_negotiation.go).
 		var keep bool
 		if open, learnVersion, keep = c.openerForVersion(typ, hdr.Version); open == nil {
 			if keep {

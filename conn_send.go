@@ -44,6 +44,9 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 	if c.closeState == stateActive && c.spaces[ackhandler.SpaceInitial].discarded && c.spaces[ackhandler.SpaceHandshake].discarded {
 		c.sendECN = c.sent.ECNMarking()
 	}
+	if c.closeState == stateActive {
+		c.newTokenAfterMigration()
+	}
 	switch c.closeState {
 	case stateClosed:
 		return nil
@@ -265,6 +268,7 @@ func (c *connState) appendPacket(now time.Time, b []byte, s ackhandler.Space, ro
 				b = sp.ackFrame.Append(b)
 				sp.recv.OnAckSent()
 				c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeAck, Offset: uint64(sp.ackFrame.LargestAcked())})
+				c.obs.acksSent++
 			}
 		}
 	}
@@ -276,6 +280,11 @@ func (c *connState) appendPacket(now time.Time, b []byte, s ackhandler.Space, ro
 	if mode != sendAckOnly {
 		var elicit bool
 		b, elicit = c.appendFrames(now, b, end, s, pt, mode)
+		ackEliciting = ackEliciting || elicit
+	}
+	if mode == sendProbe && pt == wire.PacketType1RTT {
+		var elicit bool
+		b, elicit = c.appendImmediateAck(b, end)
 		ackEliciting = ackEliciting || elicit
 	}
 	if mode == sendProbe && !ackEliciting && end-len(b) >= 1 {

@@ -37,7 +37,7 @@ type connState struct {
 	handshakeCompleted func()
 	// firstVersion is the version of the client's first flight (RFC 9368's
 	// Original Version); version differs from it after compatible version
-	// negotiation (see conn_version.go). 0-RTT always uses firstVersion.
+	// negotiation (see conn_version_negotiation.go). 0-RTT always uses firstVersion.
 	firstVersion wire.Version
 	// firstInitialOpen, after a switch of version, opens the Initial
 	// packets still sent in firstVersion, until the Initial space goes.
@@ -124,7 +124,7 @@ type connState struct {
 	handshakeTimeout time.Time
 	lastAckEliciting time.Time // last ack-eliciting packet sent, for keep-alive
 	// lastActivity is when a datagram was last received or sent; quiet
-	// for long enough, the connection releases memory (conn_idle.go) and
+	// for long enough, the connection releases memory (conn_idle_release.go) and
 	// sets idleReleased.
 	lastActivity time.Time
 	pingToSend   bool
@@ -151,7 +151,7 @@ type connState struct {
 	undecryptable [][]byte
 
 	// rxFrame is reused for parsing: made on first use, dropped when the
-	// connection is quiet (conn_idle.go).
+	// connection is quiet (conn_idle_release.go).
 	rxFrame *wire.Frame
 	// onFrame, if set, observes every frame received, after the check
 	// that its packet type allows it; for tests and tracing. The frame
@@ -194,9 +194,14 @@ type connState struct {
 	newTokenToSend bool
 	newToken       []byte
 	newTokenFor    tokenMint
-	tokenKey       string
+	// tokenMigrations is the count of migrations (paths.migrations) the
+	// last NEW_TOKEN after a migration was for (conn_path_validation.go).
+	tokenMigrations int
+	tokenKey        string
 
 	obs connObs // statistics and tracing (tracer_events.go)
+
+	ackFreq ackFreqSender // draft-ietf-quic-ack-frequency (conn_ack_frequency.go)
 }
 
 // Every established connection keeps a connState: its size (1,976 bytes,
@@ -216,7 +221,7 @@ type closingState struct {
 	// sent in answer (closeAllowance).
 	rxBytes, txBytes uint64
 	// datagram is the first datagram of CONNECTION_CLOSE packets, sent
-	// again as it is (conn_close.go); packets is how many it holds.
+	// again as it is (conn_close_draining.go); packets is how many it holds.
 	datagram []byte
 	packets  uint64
 	// released is set once what the closing and draining states do not
@@ -472,6 +477,10 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 	tp.InitialMaxStreamsBidi = uint64(max(cfg.MaxIncomingStreams, 0))
 	tp.InitialMaxStreamsUni = uint64(max(cfg.MaxIncomingUniStreams, 0))
 	tp.MaxAckDelay = defaultMaxAckDelay
+	if c.ackFrequencyNegotiated() {
+		// draft-ietf-quic-ack-frequency, Section 3 (conn_ack_frequency.go).
+		tp.MinAckDelay, tp.HasMinAckDelay = localMinAckDelay, true
+	}
 	// What the socket's receive buffers hold whole: larger datagrams
 	// would be truncated.
 	tp.MaxUDPPayloadSize = uint64(p.maxRecvPayload)

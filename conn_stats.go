@@ -28,6 +28,10 @@ type ConnectionStats struct {
 	// in new packets unless its stream was reset meanwhile: this library
 	// retransmits frames, never whole packets.
 	BytesRetransmitted uint64
+	// AcksSent counts the packets sent with an ACK frame, AcksReceived
+	// the ACK frames received (each packet carries at most one): how
+	// often the endpoints acknowledge (see Config.DisableAckFrequency).
+	AcksSent, AcksReceived uint64
 	// PacketsDropped counts received packets the connection discarded
 	// without processing (undecryptable, duplicate, keys gone).
 	PacketsDropped uint64
@@ -88,6 +92,7 @@ func (c *connState) stats() ConnectionStats {
 		BytesSent:       c.bytesSent, BytesReceived: c.bytesReceived,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsReceived, PacketsLost: c.sent.LostPackets(),
 		BytesLost: c.obs.bytesLost, BytesRetransmitted: c.obs.bytesRetransmitted, PacketsDropped: c.obs.dropped,
+		AcksSent: c.obs.acksSent, AcksReceived: c.obs.acksReceived,
 		OpenStreams:     c.streams.openCount(),
 		MaxDatagramSize: c.maxDatagramSize, Migrations: c.paths.migrations,
 		PTOCount: c.sent.PTOCount(),

@@ -19,6 +19,40 @@ import (
 // sendable queue and the lookup cache belong to the connection goroutine
 // alone and need no lock: profiles of bulk transfers showed a dozen
 // lock/unlock pairs per packet, a tenth of the sender's CPU.
+//
+// Concurrency discipline. Every field is in exactly one of three classes:
+//
+//	class                      fields                           who may touch them
+//	connection goroutine only  c, retiredSizes, sendable*,      the goroutine running connState
+//	                           parked, lastStream,              (handleDatagram, pollTransmit, ...)
+//	                           attentionSpare
+//	guarded by mu              everything between mu and the    any goroutine, mu held; never
+//	                           atomics, closed, wake,           held while taking stream.mu or
+//	                           peerParams                       calling out (wake is non-blocking)
+//	atomic flags and counters  the six below                    any goroutine, no lock
+//
+// The atomics let the connection goroutine check, without taking mu on
+// every packet, whether an application goroutine left it something to do,
+// and let application goroutines decide whether to wake it. Each is a
+// wake hint published beside a state that mu (or the goroutine) owns, and
+// for each one a lost update must not lose a wakeup:
+//
+//	atomic            written by                  read by                 protocol
+//	attentionPending  app (true, mu held),        goroutine               set after appending to attention under mu;
+//	                  goroutine (false, mu held)                          cleared under mu when taking the list
+//	openBlocked       app (true, mu held),        goroutine               set with blockedBidi/Uni under mu; a
+//	                  goroutine (mu held)                                 stale true costs one lock, never a frame
+//	readPending       app (+n after a read),      both                    counter; may dip below 0 for a moment
+//	                  goroutine (-n when counted)
+//	readWakeAt        goroutine                   app                     pair with readPending: Dekker, below
+//	waitingReaders    app (+1/-1 around a wait)   goroutine               pair with connStarved: Dekker, below
+//	connStarved       goroutine                   app                     pair with waitingReaders: Dekker, below
+//
+// The two Dekker pairs: each side stores its own variable, then loads the
+// other's (sequentially consistent atomics), so of two concurrent
+// stores at least one side sees both and acts: readerWaits(+1) against
+// publishStarved, addRead against publishReadWakeAt.
+// TestStreamsMapDekkerPairs stresses both under -race.
 type streamsMap struct {
 	c    *connState // touched by the connection goroutine only
 	role wire.Role

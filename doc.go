@@ -51,6 +51,7 @@
 //
 //	application ── Conn, Stream, SendStream, ReceiveStream (this package)
 //	              Transport: UDP socket, routing by connection ID
+//	              endpoint: what to do with a datagram no connection owns
 //	              connState: the protocol state machine of one connection
 //	protocol    ── wire/        bytes <-> headers, frames, transport parameters
 //	              handshake/   TLS 1.3 through crypto/tls, packet protection, key update
@@ -64,9 +65,12 @@
 // buffer, parses the destination connection ID (without allocating),
 // looks it up in a sharded table and hands the datagram to that
 // connection's bounded queue; if the queue is full the datagram is dropped
-// and counted, so a slow connection never blocks the others. Unknown long
-// headers go to the Listener (new connections) or get a Version
-// Negotiation packet; unknown short headers get a stateless reset. The
+// and counted, so a slow connection never blocks the others. A datagram
+// no connection owns goes to the endpoint, a state machine like the
+// connection's, which decides, given the time, to start a connection
+// (with the state its address token validated), to answer with a Retry,
+// a Version Negotiation packet or a stateless reset, to keep 0-RTT data
+// that overtook its Initial, or to drop it. The
 // connection's goroutine removes header protection, decrypts in place,
 // parses the frames straight from the buffer and updates its state;
 // stream data is copied once, into the stream's reassembly buffer, and
@@ -92,14 +96,16 @@
 // buffers under the stream's mutex, the stream map (open, accept) under
 // its own mutex, the datagram queues, and a non-blocking wake-up channel.
 // No lock is held while another is taken, so there is no lock order to
-// get wrong. Everything that reads the clock or the socket is in conn.go,
-// conn_park.go and transport.go.
+// get wrong. The endpoint, like connState, is handed the time and
+// datagrams; only the goroutines that carry datagrams and time between
+// the socket, the endpoint and the connections read the clock or touch
+// the socket.
 //
 // A connection that neither received nor sent a datagram for a second
 // releases what it can make again (its expanded 1-RTT keys, sent-packet
-// records, buffers; conn_idle.go) and its goroutine exits; the next
+// records, buffers; conn_idle_release.go) and its goroutine exits; the next
 // datagram, timer or application call starts another, one at a time
-// (conn_park.go). An idle server connection so keeps about 12 KB of heap
+// (conn_driver_park.go). An idle server connection so keeps about 12 KB of heap
 // and no goroutine stack.
 //
 // Errors are typed: *TransportError, *ApplicationError (each says whether
@@ -108,3 +114,53 @@
 // *StreamError. The package never reads environment variables and never
 // writes to the global logger.
 package quic
+
+// The map of the files, for maintainers (not part of the package
+// documentation). TestDocSansIO checks it: the files listed under
+// "Driver files" exist, and every other file of this package, and every
+// file of ackhandler, congestion, flowcontrol, handshake and wire, never
+// reads the clock (time.Now, time.Since, time.Until, timers, sleeps),
+// never opens a socket (net.Dial*, net.Listen*), imports neither os nor
+// syscall nor x/sys, and starts no goroutine.
+//
+// The way of a datagram from the socket to its connection:
+//
+//	Transport.readLoop  transport_io.go     reads a batch
+//	Transport.deliver   transport_io.go     splits GRO runs by connection ID
+//	Transport.route     transport.go        looks the connection ID up
+//	                                        (transport_routes.go: 64 sharded
+//	                                        locks, no allocation), then the
+//	                                        stateless-reset tokens
+//	                                        (reset_tokens.go)
+//	Conn.enqueue        conn_driver_io.go   the connection's bounded queue
+//	Conn.run            conn.go             the connection's goroutine
+//	connState.handleDatagramOn  conn_path.go, then conn_recv.go: the core
+//
+// or, when no connection owns it:
+//
+//	Transport.handleUnrouted  transport.go  reads the clock, asks the
+//	                                        endpoint, does what it decided
+//	endpoint.handleUnrouted   endpoint.go   the decision, sans-IO
+//	Listener.startConnection  listener.go   a new connection
+//
+// Core files (sans-IO): connState and its parts (conn_*.go but conn.go
+// and the conn_driver_*.go files), the endpoint (endpoint*.go), the
+// streams' state (stream_*.go), and the protocol packages.
+//
+// The driver: conn.go and conn_driver_*.go (the Conn and its goroutine),
+// transport*.go, listener*.go, closed_conn.go and sys_conn*.go. Of these,
+// the driver files that read the clock, touch the socket or start
+// goroutines are listed here; the others need not.
+//
+// Driver files (may read the clock, touch the socket, start goroutines):
+// conn.go, conn_driver_io.go, conn_driver_park.go, conn_driver_runner.go,
+// closed_conn.go, listener.go, transport.go, transport_io.go,
+// transport_reuseport.go, reuseport.go, reuseport_linux.go,
+// reuseport_other.go, keys_fleet.go, conn_follow.go, addr_early.go,
+// netwatch_linux.go, netwatch_other.go, netlink_linux.go, stream.go,
+// sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
+// sys_conn_errors_windows.go; and
+// two stores that the application or crypto/tls call outside the state
+// machines and that read the clock themselves: conn_antireplay.go
+// (AntiReplayCache.Admit) and handshake/session_ticket_keys.go (the
+// ticket keys' epochs, tls.Config.Time or time.Now).

@@ -97,7 +97,7 @@ func TestBlockedCallsWake(t *testing.T) {
 		{"receivedatagram/close", func(p *apiPair) (func() error, func()) {
 			return func() error { _, err := p.client.ReceiveDatagram(context.Background()); return err }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"drain/close", func(p *apiPair) (func() error, func()) {
+		{"drain (WaitAcked's deprecated alias)/close", func(p *apiPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			s.Write(make([]byte, 8<<10))
 			return func() error { return p.client.Drain(context.Background()) }, func() { p.client.CloseWithError(1, "") }

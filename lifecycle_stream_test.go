@@ -93,7 +93,7 @@ func TestDrainLeavesNoWaiter(t *testing.T) {
 		}
 		synctest.Wait()
 		// Acknowledged: Drain returns at once.
-		if err := p.client.Drain(context.Background()); err != nil {
+		if err := p.client.WaitAcked(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		// Data the peer cannot acknowledge: the link is cut.
@@ -104,13 +104,13 @@ func TestDrainLeavesNoWaiter(t *testing.T) {
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
 		for range 1000 {
-			if err := p.client.Drain(cancelled); !errors.Is(err, context.Canceled) {
+			if err := p.client.WaitAcked(cancelled); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Drain with a cancelled context: %v", err)
 			}
 		}
 		ctx, cancel2 := context.WithTimeout(context.Background(), time.Second)
 		defer cancel2()
-		if err := p.client.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		if err := p.client.WaitAcked(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Drain of unacknowledged data: %v", err)
 		}
 		p.client.drain.mu.Lock()

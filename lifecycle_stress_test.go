@@ -373,7 +373,7 @@ func stressClient(rec *stressRecorder, wg *sync.WaitGroup, ct *Transport, addr n
 		if err == nil {
 			s.Write([]byte{'h'})
 			rec.blocked(wg, "Write", func() error { _, err := s.Write(make([]byte, 4<<20)); return err })
-			rec.blocked(wg, "Drain", func() error { return c.Drain(context.Background()) })
+			rec.blocked(wg, "WaitAcked", func() error { return c.WaitAcked(context.Background()) })
 			if rng.IntN(2) == 0 {
 				go s.CloseWrite() // wakes the writer (or not, if first)
 			}

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quicstack/quic/handshake"
-
 	"github.com/quicstack/quic/wire"
 )
 
@@ -165,49 +163,21 @@ func (l *Listener) push(c *Conn) {
 	}
 }
 
-// handleNewConnection starts a server connection for a client's first
-// Initial packet. "A server MUST discard an Initial packet that is carried
-// in a UDP datagram with a payload that is smaller than the smallest
-// allowed maximum datagram size of 1200 bytes" (RFC 9000, Section 14.1),
-// and the client's Destination Connection ID must be at least 8 bytes
-// (Section 7.2).
-func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool {
-	select {
-	case <-l.closed:
-		return false
-	default:
+// state is what the endpoint needs to know of l at now to decide about
+// a new connection.
+func (l *Listener) state(now time.Time) listenState {
+	return listenState{
+		versions: l.config.Versions, allow0RTT: l.config.Allow0RTT, closed: l.isClosed(),
+		handshakes: l.handshakes.Load(), failures: l.failures.count(now), queued: len(l.accept),
 	}
-	hdr, pnOff, err := wire.ParseLongHeader(d)
-	if err != nil || hdr.DstConnID.Len() < 8 || !wire.FixedBitSet(d[0]) {
-		// A zero Fixed Bit: "not valid packets in this version and MUST
-		// be discarded" (RFC 9000, Section 17.2; connState.handlePacket).
-		return false
-	}
-	if hdr.Type == wire.PacketType0RTT {
-		return l.bufferEarly(time.Now(), hdr.DstConnID, addr, d, bp)
-	}
-	if hdr.Type != wire.PacketTypeInitial || len(d) < minInitialPacketSize {
-		return false
-	}
-	seal, open := authenticInitial(d, hdr, pnOff)
-	if open == nil {
-		return false
-	}
-	if l.handshakes.Load() >= int64(l.t.MaxHandshakes) || len(l.accept) >= acceptQueueLen {
-		return false
-	}
-	now := time.Now()
-	cp := connParams{
-		tls: l.tls, connIDGen: l.t.ConnectionIDGenerator,
-		peerConnID: hdr.SrcConnID, origDstConnID: hdr.DstConnID, version: hdr.Version,
-		statelessReset: l.t.statelessResetter(), seed: randomSeed(), ecn: l.t.sock.ecn(),
-		initialSeal: seal, initialOpen: open,
-	}
-	v := l.checkToken(now, hdr, addr, &cp)
-	if v == tokenNone && l.needRetry(now, addr) {
-		l.sendRetry(now, hdr, addr)
-		return false
-	}
+}
+
+// startConnection starts the server connection the endpoint decided to
+// accept (endpoint.newConnection) for the client's first Initial d from
+// addr, and hands it d; it reports whether the connection took bp.
+func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net.Addr, a *acceptDecision) bool {
+	hdr, cp := a.hdr, a.params
+	cp.tls, cp.seed, cp.ecn = l.tls, randomSeed(), l.t.sock.ecn()
 	c := newConn(l.t, addr, l.config)
 	c.origin = l
 	if !l.t.trackConn(c) {
@@ -220,9 +190,6 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		return false // a retransmitted Initial raced with the first
 	}
 	c.firstDstConnID = hdr.DstConnID
-	if ap, ok := addrPortOf(addr); ok {
-		cp.newToken = tokenMint{l.t.tokens, ap.Addr()}
-	}
 	cp.maxSendPayload, cp.maxRecvPayload = l.t.sock.payloadLimits()
 	cp.routes = connRoutes{&l.t.handlers, c}
 	cp.path = l.t.pathAddrsFor(addr)
@@ -235,7 +202,7 @@ func (l *Listener) handleNewConnection(d []byte, bp *[]byte, addr net.Addr) bool
 		l.t.abandonConn(c)
 		return false
 	}
-	if v == tokenInvalidRetry {
+	if a.token == tokenInvalidRetry {
 		// "If a server receives a client Initial that contains an invalid
 		// Retry token but is otherwise valid, the server ... SHOULD
 		// immediately close (Section 10.2) the connection with an
@@ -314,98 +281,10 @@ func (l *Listener) queue(c *Conn) {
 	l.push(c)
 }
 
-// Lifetimes of address tokens: Retry tokens are used one round trip after
-// they are made; NEW_TOKEN tokens serve later connections.
-const (
-	retryTokenLifetime    = 10 * time.Second
-	newTokenTokenLifetime = 24 * time.Hour
-)
-
-type tokenVerdict uint8
-
-const (
-	tokenNone         tokenVerdict = iota // no usable token: address not validated
-	tokenValid                            // the address is validated
-	tokenInvalidRetry                     // a Retry token that fails: INVALID_TOKEN
-)
-
-// checkToken validates the token of a client's first Initial packet
-// (RFC 9000, Section 8.1.3) and, for a valid Retry token, sets the
-// connection IDs the server must echo in its transport parameters
-// (Section 7.3): original_destination_connection_id is the Destination
-// Connection ID of the Initial the Retry answered, and
-// retry_source_connection_id the Retry's Source Connection ID, which is
-// this Initial's Destination Connection ID. The Initial keys still come
-// from this Initial's Destination Connection ID.
-func (l *Listener) checkToken(now time.Time, hdr wire.LongHeader, addr net.Addr, cp *connParams) tokenVerdict {
-	if len(hdr.Token) == 0 {
-		return tokenNone
-	}
-	ap, ok := addrPortOf(addr)
-	if !ok {
-		return tokenNone
-	}
-	tok, err := l.t.tokens.Open(hdr.Token, ap, now, retryTokenLifetime, newTokenTokenLifetime)
-	if handshake.IsRetryToken(hdr.Token) {
-		if err != nil || tok.RetrySrcConnID != hdr.DstConnID {
-			return tokenInvalidRetry
-		}
-		cp.initialKeyConnID = hdr.DstConnID
-		cp.origDstConnID = tok.OriginalDestConnID
-		cp.retrySrcConnID, cp.hasRetrySrcConnID = tok.RetrySrcConnID, true
-		cp.addressValidated = true
-		return tokenValid
-	}
-	if err != nil {
-		// "If the token is invalid, the server SHOULD proceed as if the
-		// client did not have a validated address" (Section 8.1.3).
-		return tokenNone
-	}
-	// "Tokens that are provided in NEW_TOKEN frames ... SHOULD NOT be
-	// accepted multiple times." (Section 8.1.4)
-	if !l.t.TokenReplayGuard.UseToken(tok.ID, tok.IssuedAt.Add(newTokenTokenLifetime), now) {
-		l.t.stats.tokensReplayed.Add(1)
-		return tokenNone
-	}
-	cp.addressValidated = true
-	return tokenValid
-}
-
-// needRetry decides whether to validate a client's address with Retry:
-// as RequireAddressValidation says, or else while the handshake load is
-// high (listener_retry.go).
-func (l *Listener) needRetry(now time.Time, addr net.Addr) bool {
-	if f := l.t.RequireAddressValidation; f != nil {
-		return f(addr)
-	}
-	return retryDue(l.handshakes.Load(), l.failures.count(now), l.t.MaxHandshakes)
-}
-
 // handshakeFailed counts a handshake of the listener's that ended before
-// it completed, at now.
+// it completed, at now, for the automatic Retry decision
+// (listener_retry.go, endpoint.needRetry).
 func (l *Listener) handshakeFailed(now time.Time) { l.failures.add(now) }
-
-// sendRetry answers a client's first Initial with a Retry packet
-// (RFC 9000, Section 17.2.5) carrying a token that binds the client's
-// address, its original Destination Connection ID and the new Source
-// Connection ID the client must use, integrity-protected as RFC 9001,
-// Section 5.8 specifies. Nothing is kept: the token carries the state.
-func (l *Listener) sendRetry(now time.Time, hdr wire.LongHeader, addr net.Addr) {
-	ap, ok := addrPortOf(addr)
-	if !ok {
-		return
-	}
-	scid, err := l.t.ConnectionIDGenerator.GenerateConnectionID()
-	if err != nil {
-		return
-	}
-	r := wire.RetryPacket{Version: hdr.Version, DstConnID: hdr.SrcConnID, SrcConnID: scid,
-		Token: l.t.tokens.AppendRetryToken(nil, now, ap, hdr.DstConnID, scid)}
-	b := r.Append(make([]byte, 0, r.EncodedLen()+16))
-	b = handshake.AppendRetryIntegrityTag(b[:len(b)-wire.RetryIntegrityTagLen], hdr.Version, hdr.DstConnID.Bytes())
-	l.t.stats.retriesSent.Add(1)
-	l.t.writeTo(b, addr)
-}
 
 // addrPortOf returns the IP address and port of a UDP address.
 func addrPortOf(addr net.Addr) (netip.AddrPort, bool) {

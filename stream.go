@@ -19,6 +19,19 @@ import (
 // control or the connection: they record what they did and queue the
 // stream for the connection goroutine (streamsMap.markAttention), which
 // applies it with the current time.
+//
+// Concurrency discipline, one class per field and no atomics:
+//
+//	class                      fields
+//	immutable after newStream  id, m, ctx, cancel, hasRecv, hasSend
+//	guarded by m.mu            inAttention, accepted
+//	connection goroutine only  inSendable, ctlPending, creditWait,
+//	                           parkedAt, held
+//	guarded by mu              every other field from mu on
+//
+// mu is never held while m.mu is taken or while blocking: a blocked Read
+// or Write waits on readCh or writeCh (one pending signal each) with mu
+// released.
 type stream struct {
 	id     wire.StreamID
 	m      *streamsMap

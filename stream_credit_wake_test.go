@@ -85,7 +85,7 @@ func TestSynctestPartialReadFreesStreamCredit(t *testing.T) {
 			}
 			a.Write(make([]byte, 700<<10))
 			a.Close()
-			if err := p.client.Drain(context.Background()); err != nil {
+			if err := p.client.WaitAcked(context.Background()); err != nil {
 				return
 			}
 			b, err := p.client.OpenUniStreamSync(context.Background())

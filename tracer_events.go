@@ -22,6 +22,8 @@ type connObs struct {
 	rx0RTT             bool                     // server: a 0-RTT packet arrived
 	antiReplay         antiReplayOutcome        // server: the anti-replay check (conn_antireplay.go)
 	dropsPending       bool                     // drops has counts to flush
+	acksSent           uint64                   // packets sent with an ACK frame
+	acksReceived       uint64                   // ACK frames received
 
 	rxSize int // size of the packet being processed
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,9 +157,11 @@ type Transport struct {
 	// added to only under life.mu while the Transport is not closed, so
 	// never after Close started waiting on it.
 	wg      sync.WaitGroup
-	runners runnerPool // conn_runner.go
+	runners runnerPool // conn_driver_runner.go
 
-	resetBudget atomic.Int64 // stateless resets still allowed this second
+	// ep decides about the datagrams that route to no connection, under
+	// slowMu.
+	ep endpoint
 
 	// localAddr is the socket's local address as paths know it.
 	localAddr netip.AddrPort
@@ -276,6 +277,12 @@ func (t *Transport) init() error {
 			t.MaxHandshakes = 1024
 		}
 		t.handlers.init()
+		t.ep = endpoint{
+			cidGen: t.ConnectionIDGenerator, tokens: t.tokens, replay: t.TokenReplayGuard,
+			resetter: t.statelessResetter, routedElsewhere: t.routedElsewhere,
+			maxHandshakes: int64(t.MaxHandshakes), requireValidation: t.RequireAddressValidation,
+			random: cryptoRandom, stats: &t.stats,
+		}
 		t.localAddr = t.localAddrPort()
 		if t.SocketBufferSize <= 0 {
 			t.SocketBufferSize = socketBufferSize
@@ -325,106 +332,44 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 		if c := t.resetTokens.lookup(d); c != nil {
 			return c.enqueue(t.inboundFor(d, bp, segSize, m))
 		}
-		t.stats.countDrop(DropUnknownConnection)
-		t.maybeSendStatelessReset(d, cid, m.peer())
-		return false
 	}
-	hdr, err := wire.ParseInvariantHeader(d, cidLen)
-	if err != nil {
-		t.stats.countDrop(DropInvalid)
-		return false
-	}
+	return t.handleUnrouted(d, bp, cid, m)
+}
+
+// handleUnrouted asks the endpoint (endpoint.go) what to do with a
+// datagram that routes to no connection, and does it: send its answer,
+// start the connection or keep the 0-RTT datagram (listener.go). It
+// reports whether a connection or the listener took bp.
+func (t *Transport) handleUnrouted(d []byte, bp *[]byte, cid wire.ConnectionID, m *rxMessage) bool {
+	now := time.Now() // the slow path's clock reading, handed to the endpoint
+	var ls *listenState
 	l := t.listener.Load()
-	if l == nil {
+	if l != nil {
+		s := l.state(now)
+		ls = &s
+	}
+	peer := m.peer()
+	out := getPacketBuffer()
+	defer putPacketBuffer(out)
+	r := t.ep.handleUnrouted(now, d, cid, peer, ls, (*out)[:0])
+	if r.drop != "" {
+		t.stats.countDrop(r.drop)
+	}
+	switch r.outcome {
+	case outcomeSend:
+		t.writeTo(r.send, peer)
+	case outcomeEarly:
+		if l.bufferEarly(now, r.accept.hdr.DstConnID, peer, d, bp) {
+			return true
+		}
 		t.stats.countDrop(DropRejected)
-		return false
-	}
-	if !slices.Contains(l.config.Versions, hdr.Version) || !hdr.Version.IsSupported() {
-		t.stats.countDrop(DropUnsupportedVersion)
-		t.sendVersionNegotiation(d, hdr, m.peer(), l.config.Versions)
-		return false
-	}
-	if l.handleNewConnection(d, bp, m.peer()) {
-		return true
-	}
-	t.stats.countDrop(DropRejected)
-	// A Handshake packet for a connection this server does not know: its
-	// handshake ended here (HandshakeIdleTimeout) while the client's was
-	// complete. "An endpoint MAY send a Stateless Reset in response to a
-	// packet with a long header. Sending a Stateless Reset is not
-	// effective prior to the stateless reset token being available to a
-	// peer." (RFC 9000, Section 10.3) A client sending Handshake packets
-	// to this ID has the token if its handshake completed, and until the
-	// handshake is confirmed it sends nothing else: "An endpoint MUST NOT
-	// set its PTO timer for the Application Data packet number space
-	// until the handshake is confirmed" (RFC 9002, Section 6.2.1). Ignored,
-	// it would probe until its idle timeout.
-	if pt, err := wire.PacketTypeOf(d); err == nil && pt == wire.PacketTypeHandshake {
-		t.maybeSendStatelessReset(d, cid, m.peer())
+	case outcomeAccept:
+		if l.startConnection(now, d, bp, peer, &r.accept) {
+			return true
+		}
+		t.stats.countDrop(DropRejected)
 	}
 	return false
-}
-
-// sendVersionNegotiation answers a long-header packet of an unknown version
-// (RFC 9000, Section 6.1): "A server sends a Version Negotiation packet in
-// response to each packet that might initiate a new connection". Only
-// datagrams of at least 1200 bytes get one, since only those can start a
-// connection, which keeps the answer from amplifying an attack.
-func (t *Transport) sendVersionNegotiation(d []byte, hdr wire.InvariantHeader, addr net.Addr, versions []wire.Version) {
-	if len(d) < minInitialPacketSize || hdr.Version == wire.VersionNegotiationVersion {
-		return
-	}
-	var r [5]byte
-	rand.Read(r[:])
-	list := make([]wire.Version, 0, len(versions)+1)
-	for _, v := range versions {
-		if v.IsSupported() {
-			list = append(list, v)
-		}
-	}
-	list = append(list, greaseVersion(r[1:], hdr.Version))
-	vn := wire.AppendVersionNegotiation(nil, 0x40|r[0], hdr.SrcConnID, hdr.DstConnID, list)
-	t.stats.versionNegotiationsSent.Add(1)
-	t.writeTo(vn, addr)
-}
-
-// greaseVersion returns a reserved version (0x?a?a?a?a) made of random
-// bytes, for Version Negotiation packets: "Endpoints MAY add reserved
-// versions to any field where unknown or unsupported versions are
-// ignored to test that a peer correctly ignores the value." (RFC 9000,
-// Section 15). It is never the client's version: a client "MUST discard a
-// Version Negotiation packet that lists the QUIC version selected by the
-// client" (Section 6.2), so a fixed value would make a client offering it
-// (to solicit Version Negotiation, Section 6.3) ignore the answer.
-func greaseVersion(random []byte, client wire.Version) wire.Version {
-	v := wire.Version(uint32(random[0])<<24|uint32(random[1])<<16|uint32(random[2])<<8|uint32(random[3]))&0xf0f0f0f0 | 0x0a0a0a0a
-	if v == client {
-		v ^= 0x10000000
-	}
-	return v
-}
-
-// maybeSendStatelessReset answers a short-header packet for an unknown
-// connection ID with a stateless reset (RFC 9000, Section 10.3). It is
-// smaller than the packet that triggered it ("An endpoint MUST NOT send a
-// stateless reset that is three times or more larger than the packet it
-// receives"; being smaller also prevents two endpoints from resetting each
-// other forever, Section 10.3.3), at least 21 bytes long so that it looks
-// like a short-header packet, and rate-limited.
-func (t *Transport) maybeSendStatelessReset(d []byte, cid wire.ConnectionID, addr net.Addr) {
-	size := min(len(d)-1, 42)
-	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || t.resetBudget.Add(-1) < 0 || t.routedElsewhere(cid) {
-		return
-	}
-	bp := getPacketBuffer() // no allocation per garbage packet
-	defer putPacketBuffer(bp)
-	b := (*bp)[:size]
-	rand.Read(b[:size-wire.StatelessResetTokenLen])
-	b[0] = 0x40 | b[0]&0x3f // short header form with the fixed bit
-	token := t.statelessResetter().Token(cid)
-	copy(b[size-wire.StatelessResetTokenLen:], token[:])
-	t.stats.resetsSent.Add(1)
-	t.writeTo(b, addr)
 }
 
 // Listen makes the Transport accept connections with tlsConf (which must

@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"time"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -63,15 +62,12 @@ func (t *Transport) SocketInfo() SocketInfo {
 }
 
 // readLoop reads batches of datagrams from sock and routes them until the
-// socket fails or the Transport closes. The primary loop (of t.Conn)
-// refills the stateless reset budget; the failure of its socket closes
-// the Transport, that of another socket only ends its loop.
+// socket fails or the Transport closes. The failure of the primary
+// loop's socket (t.Conn) closes the Transport, that of another socket
+// only ends its loop. It reads no clock: the endpoint, on the slow path,
+// is handed the time (Transport.handleUnrouted).
 func (t *Transport) readLoop(sock sysConn, primary bool) {
 	defer t.wg.Done()
-	// The zero time fills the stateless reset budget at the first batch:
-	// a restarted server's first second is when its lost connections'
-	// peers most need resets.
-	var lastReset time.Time
 	ms := make([]rxMessage, sock.readBatchLen())
 	size := sock.rxBufferSize()
 	defer func() {
@@ -110,11 +106,6 @@ func (t *Transport) readLoop(sock sysConn, primary bool) {
 			// for this loop); closed connections cannot answer.
 			t.shutdown(0)
 			return
-		}
-		// One clock reading per batch.
-		if now := time.Now(); primary && now.Sub(lastReset) > time.Second {
-			lastReset = now
-			t.resetBudget.Store(100)
 		}
 		for i := 0; i < n; i++ {
 			t.deliver(&ms[i])

@@ -152,6 +152,10 @@ func (r *ReceivedPackets) OnAckFrequency(seq, threshold uint64, maxAckDelay time
 	return true
 }
 
+// AckFrequencySequence returns the Sequence Number of the last
+// ACK_FREQUENCY frame applied, and whether one was.
+func (r *ReceivedPackets) AckFrequencySequence() (uint64, bool) { return r.ackFreqSeq, r.ackFreqSeen }
+
 // LargestReceived returns the largest packet number received, or
 // wire.InvalidPacketNumber. It is kept even when ranges are dropped:
 // receivers "MUST retain the largest packet number that has been

@@ -100,19 +100,25 @@ func canReplay(req *http.Request) bool {
 // RFC 9002, Section 6.2.1; a live peer acknowledges within its
 // max_ack_delay, even while it prepares the response); on a connection
 // that sent the request in 0-RTT, when nothing at all came back within
-// RaceDelay, the time a handshake is given. The connection is looked at
+// RaceDelay, the time a handshake is given, or two probe timeouts of the
+// last connection to the alternative if longer (a path whose round trip
+// is longer than RaceDelay is slow, not dead). The connection is looked at
 // every RaceDelay or two probe timeouts, whichever is longer. With
 // quic.Config.FollowNetwork, which moves the connection to a new socket
 // at two probe timeouts (a NAT that forgot the binding, a new network),
 // it takes three: the move, whose path validation takes a round trip,
 // comes first.
 func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
-	st := a.cc.qc.Stats()
-	pto := st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
-	window := max(t.raceDelay(), 2*pto)
+	window := max(t.raceDelay(), 2*ptoOf(a.cc.qc.Stats()))
 	if !handshakeDone(a.cc.qc) {
-		// No RTT sample yet.
-		window = max(t.raceDelay(), time.Millisecond)
+		// No RTT sample yet: that of the last connection to the
+		// alternative, if any, whose session this one resumes. A path
+		// whose round trip is longer than RaceDelay is not dead
+		// because its first answer takes longer: "resumed connections
+		// over the same network MAY use the previous connection's
+		// final smoothed RTT value as the resumed connection's initial
+		// RTT" (RFC 9002, Section 6.2.2).
+		window = max(t.raceDelay(), 2*t.rememberedPTO(a.key), time.Millisecond)
 	}
 	// With FollowNetwork, the connection moves to a new socket at two
 	// probe timeouts: the move, whose path validation takes a round

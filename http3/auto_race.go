@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/quicstack/quic"
 )
 
 // How AutoTransport chooses the protocol of a request with AutoProtocol:
@@ -125,12 +127,49 @@ func (t *AutoTransport) dialAttempt(o origin, a *quicAttempt) {
 	t.cache.confirm(o.key, a.key.authority)
 	go func() {
 		<-cc.qc.Context().Done()
+		pto := ptoOf(cc.qc.Stats())
 		t.mu.Lock()
 		if t.attempts[a.key] == a {
 			delete(t.attempts, a.key)
 		}
+		t.rememberPTO(a.key, pto)
 		t.mu.Unlock()
 	}()
+}
+
+// maxRememberedPTOs bounds AutoTransport.lastPTO.
+const maxRememberedPTOs = defaultMaxAltSvcOrigins
+
+// ptoOf estimates a connection's probe timeout from outside it (RFC 9002,
+// Section 6.2.1), with the peer's max_ack_delay guessed.
+func ptoOf(st quic.ConnectionStats) time.Duration {
+	return st.SmoothedRTT + max(4*st.RTTVariation, time.Millisecond) + maxAckDelayGuess
+}
+
+// rememberPTO records the probe timeout a connection to the alternative
+// of key measured, for the next connection there: "resumed connections
+// over the same network MAY use the previous connection's final smoothed
+// RTT value as the resumed connection's initial RTT" (RFC 9002, Section
+// 6.2.2). t.mu held.
+func (t *AutoTransport) rememberPTO(key attemptKey, pto time.Duration) {
+	if t.lastPTO == nil {
+		t.lastPTO = make(map[attemptKey]time.Duration)
+	}
+	if _, ok := t.lastPTO[key]; !ok && len(t.lastPTO) >= maxRememberedPTOs {
+		for k := range t.lastPTO {
+			delete(t.lastPTO, k)
+			break
+		}
+	}
+	t.lastPTO[key] = pto
+}
+
+// rememberedPTO returns the probe timeout of the last connection to the
+// alternative of key, 0 if none is known.
+func (t *AutoTransport) rememberedPTO(key attemptKey) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastPTO[key]
 }
 
 func (t *AutoTransport) markBroken(o origin, authority string) {

@@ -55,7 +55,9 @@ import (
 // probe timeouts in a row without an acknowledgment, three with
 // FollowNetwork, whose move to a new socket comes first; looked at every
 // RaceDelay; for a request in 0-RTT, nothing at all back within
-// RaceDelay; or the connection's idle timeout): the path died (for
+// RaceDelay or two probe timeouts of the last connection to the
+// alternative, whichever is longer; or the connection's idle timeout):
+// the path died (for
 // example UDP became blocked), the alternative is marked broken and the
 // connection closed.
 // When an origin's TCP connection cannot be made at all and no
@@ -160,8 +162,12 @@ type AutoTransport struct {
 
 	mu       sync.Mutex
 	attempts map[attemptKey]*quicAttempt
-	lookups  map[string]chan struct{} // DNS lookups in progress, by origin
-	closed   bool
+	// lastPTO is the probe timeout the last connection to each
+	// alternative measured (at most maxRememberedPTOs), which a
+	// resumed connection's stall watchdog starts from.
+	lastPTO map[attemptKey]time.Duration
+	lookups map[string]chan struct{} // DNS lookups in progress, by origin
+	closed  bool
 }
 
 var _ http.RoundTripper = (*AutoTransport)(nil)

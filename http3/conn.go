@@ -31,18 +31,27 @@ type connection struct {
 	isServer bool
 	ours     settings
 
-	// qmu guards the QPACK encoder and decoder and orders the writes to
-	// the encoder and decoder streams, whose instructions depend on it.
+	// qmu guards the QPACK encoder and decoder and orders the
+	// instructions they produce, which are queued under it for the
+	// encoder and decoder streams' writers (stream_writer.go): no stream
+	// is written under qmu, so a QPACK stream blocked on flow control
+	// stalls no request.
 	qmu       sync.Mutex
 	enc       *qpack.Encoder
 	dec       *qpack.Decoder
 	decUpdate chan struct{} // closed and replaced when the decoder's table grows
 	unblocked []uint64      // scratch for dec.AppendUnblocked
+	insBuf    []byte        // scratch for the instructions, qmu held
+	encW      *streamWriter // the encoder stream's bytes
+	decW      *streamWriter // the decoder stream's bytes
 	encStream *quic.SendStream
 	decStream *quic.SendStream
 
+	// ctrlMu guards the ctrl pointer only, set once start opened the
+	// control stream; the frames after SETTINGS go through ctrlW.
 	ctrlMu sync.Mutex
 	ctrl   *quic.SendStream
+	ctrlW  *streamWriter
 
 	peerSettingsDone chan struct{} // closed when the peer's SETTINGS arrived
 	peerSettings     settings
@@ -94,6 +103,9 @@ func newConnection(qc *quic.Conn, isServer bool, maxFieldSection uint64) *connec
 			ValidValue: validValue,
 		}),
 		decUpdate:        make(chan struct{}),
+		encW:             newStreamWriter(),
+		decW:             newStreamWriter(),
+		ctrlW:            newStreamWriter(),
 		peerSettingsDone: make(chan struct{}),
 		tr:               tracerOf(qc),
 	}
@@ -117,26 +129,33 @@ func (c *connection) start() error {
 		}
 		return s, nil
 	}
-	var err error
-	c.ctrlMu.Lock()
+	// No lock is held while the streams open: opening waits for the
+	// peer's stream limit.
 	settingsFrame := appendSettingsFrame(nil, c.ours)
-	c.ctrl, err = open(streamTypeControl, settingsFrame)
-	c.ctrlMu.Unlock()
+	ctrl, err := open(streamTypeControl, settingsFrame)
 	if err != nil {
 		return err
 	}
 	if c.tr != nil {
-		c.traceWritten(c.ctrl.StreamID(), settingsFrame)
+		c.traceWritten(ctrl.StreamID(), settingsFrame)
 	}
-	c.qmu.Lock()
-	c.encStream, err = open(streamTypeEncoder, nil)
-	if err == nil {
-		c.decStream, err = open(streamTypeDecoder, nil)
-	}
-	c.qmu.Unlock()
+	c.ctrlMu.Lock()
+	c.ctrl = ctrl
+	c.ctrlMu.Unlock()
+	go c.ctrlW.run(ctx, ctrl)
+	encStream, err := open(streamTypeEncoder, nil)
 	if err != nil {
 		return err
 	}
+	decStream, err := open(streamTypeDecoder, nil)
+	if err != nil {
+		return err
+	}
+	c.qmu.Lock()
+	c.encStream, c.decStream = encStream, decStream
+	c.qmu.Unlock()
+	go c.encW.run(ctx, encStream)
+	go c.decW.run(ctx, decStream)
 	go c.acceptUniStreams()
 	if c.ours.H3Datagram {
 		go c.receiveDatagrams()
@@ -144,16 +163,22 @@ func (c *connection) start() error {
 	return nil
 }
 
-// writeControl writes a frame on the control stream.
+// writeControl writes a frame on the control stream, after the frames
+// written before it, and returns when the stream took it or the
+// connection ended. Concurrent calls hold no lock while they wait.
 func (c *connection) writeControl(b []byte) error {
 	c.ctrlMu.Lock()
-	defer c.ctrlMu.Unlock()
-	if c.ctrl == nil {
+	ctrl := c.ctrl
+	c.ctrlMu.Unlock()
+	if ctrl == nil {
 		return errors.New("http3: control stream not open")
 	}
-	_, err := c.ctrl.Write(b)
+	end, err := c.ctrlW.queue(b)
+	if err == nil {
+		err = c.ctrlW.wait(c.qc.Context(), end)
+	}
 	if c.tr != nil && err == nil {
-		c.traceWritten(c.ctrl.StreamID(), b)
+		c.traceWritten(ctrl.StreamID(), b)
 	}
 	return err
 }
@@ -182,14 +207,29 @@ func (c *connection) fail(err error) error {
 }
 
 // encodeHeaders encodes fields for stream id and returns the HEADERS
-// frame. Encoder instructions the section depends on are written to the
-// encoder stream first.
+// frame. Encoder instructions the section depends on are handed to the
+// encoder stream first, as the decoder needs them to decode it; the wait
+// for that holds no lock, so a stalled encoder stream stalls only the
+// sections that need its bytes.
 func (c *connection) encodeHeaders(id quic.StreamID, fields []qpack.HeaderField) ([]byte, error) {
 	c.qmu.Lock()
-	defer c.qmu.Unlock()
 	block := c.enc.EncodeFieldSection(nil, uint64(id), fields)
-	if ins := c.enc.AppendEncoderStream(nil); len(ins) > 0 {
-		if _, err := c.encStream.Write(ins); err != nil {
+	// The instructions are queued after those queued before (qmu orders
+	// them).
+	c.insBuf = c.enc.AppendEncoderStream(c.insBuf[:0])
+	produced := len(c.insBuf) > 0
+	end, err := c.encW.queue(c.insBuf)
+	c.qmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	// A section whose Required Insert Count is not zero (the first byte
+	// of its prefix, RFC 9204, Section 4.5.1) may reference what was
+	// just inserted: its HEADERS frame follows the instructions into the
+	// streams, so that the peer does not block on it for a round of
+	// scheduling. One that references nothing new never waits.
+	if produced && len(block) > 0 && block[0] != 0 {
+		if err := c.encW.wait(c.qc.Context(), end); err != nil {
 			return nil, err
 		}
 	}
@@ -347,16 +387,22 @@ func (c *connection) stopReading(s requestStream, code ErrCode) {
 	c.cancelDecoding(s.StreamID())
 }
 
-// flushDecoderStream writes pending decoder instructions. c.qmu held.
+// flushEncoderStream queues the pending encoder instructions for the
+// encoder stream's writer; the error is the writer's if it stopped.
+// c.qmu held.
+func (c *connection) flushEncoderStream() error {
+	c.insBuf = c.enc.AppendEncoderStream(c.insBuf[:0])
+	_, err := c.encW.queue(c.insBuf)
+	return err
+}
+
+// flushDecoderStream queues the pending decoder instructions for the
+// decoder stream's writer; the error is the writer's if it stopped.
+// c.qmu held.
 func (c *connection) flushDecoderStream() error {
-	if c.decStream == nil {
-		return nil // not open yet: the instructions wait in the decoder
-	}
-	if ins := c.dec.AppendDecoderStream(nil); len(ins) > 0 {
-		_, err := c.decStream.Write(ins)
-		return err
-	}
-	return nil
+	c.insBuf = c.dec.AppendDecoderStream(c.insBuf[:0])
+	_, err := c.decW.queue(c.insBuf)
+	return err
 }
 
 func (c *connection) acceptUniStreams() {
@@ -512,9 +558,7 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 	c.qmu.Lock()
 	err = c.enc.SetPeerSettings(f.Set.QPACKMaxTableCapacity, f.Set.QPACKBlockedStreams)
 	if err == nil {
-		if ins := c.enc.AppendEncoderStream(nil); len(ins) > 0 {
-			_, err = c.encStream.Write(ins)
-		}
+		err = c.flushEncoderStream()
 	}
 	c.qmu.Unlock()
 	if err != nil {

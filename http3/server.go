@@ -499,7 +499,7 @@ func (sc *serverConn) closeAfterGoaway(id quic.StreamID, send bool) {
 	// before the CONNECTION_CLOSE, which would discard what is still in
 	// flight.
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
-	sc.qc.Drain(ctx)
+	sc.qc.WaitAcked(ctx)
 	cancel()
 	// "Once all accepted requests have been processed, the server can
 	// permit the connection to become idle, or it MAY initiate an

@@ -114,6 +114,9 @@ func (d *Dialer) Dial(ctx context.Context, urlStr string, h http.Header) (*http.
 		proto string
 		cs    *connState
 		fc    flowControl
+		// reserved is the connection on which the session is reserved
+		// (connState.reserve), until it is added or given up.
+		reserved *connState
 	)
 	resp, rs, err := d.transport().OpenRequestStreamIf(req, func(qc *quic.Conn, peer []http3.Setting) error {
 		if !hasSetting(peer, 0x33, 1) || !qc.ConnectionState().SupportsDatagrams {
@@ -134,12 +137,22 @@ func (d *Dialer) Dial(ctx context.Context, urlStr string, h http.Header) (*http.
 		// "If flow control is not enabled, clients MUST NOT attempt to
 		// establish more than one simultaneous WebTransport session."
 		// (Section 5.1)
-		if !fc.enabled && cs.active() > 0 {
+		// The check reserves the session at once, so that concurrent
+		// Dials cannot all pass it before one adds its session.
+		if reserved != nil {
+			reserved.unreserve() // a second call, for another connection
+			reserved = nil
+		}
+		if !cs.reserve(!fc.enabled) {
 			return errSecondSession
 		}
+		reserved = cs
 		return nil
 	})
 	if err != nil {
+		if reserved != nil {
+			reserved.unreserve()
+		}
 		cancelReq()
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -147,18 +160,20 @@ func (d *Dialer) Dial(ctx context.Context, urlStr string, h http.Header) (*http.
 		return resp, nil, err
 	}
 	if !stop() {
+		cs.unreserve()
 		rs.Close() // reset by cancelReq
 		return nil, nil, ctx.Err()
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		cs.unreserve()
 		rs.Close()
 		return resp, nil, fmt.Errorf("webtransport: the server answered %s", resp.Status)
 	}
-	sess := newSession(uint64(rs.StreamID()), cs, proto, fc)
+	sess := newSession(rs, cs, proto, fc)
 	sess.resp = resp
 	if !cs.add(sess) {
 		return resp, nil, context.Cause(cs.qc.Context())
 	}
-	sess.start(rs)
+	sess.start()
 	return resp, sess, nil
 }

@@ -21,6 +21,12 @@ const (
 	maxPendingStreams = 16
 	// h3IDError is H3_ID_ERROR (RFC 9114, Section 8.1).
 	h3IDError = 0x108
+	// maxClosedSessions bounds the IDs of ended sessions a connection
+	// remembers, whose late streams are reset at once with
+	// WT_SESSION_GONE (Section 6); the streams of a session forgotten
+	// since wait among the buffered ones and are rejected when
+	// pendingStreamTimeout runs out.
+	maxClosedSessions = 128
 )
 
 // pendingStreamTimeout is how long a stream waits for its session
@@ -37,7 +43,11 @@ type connState struct {
 	mu       sync.Mutex
 	sessions map[uint64]*Session
 	closed   map[uint64]bool // sessions that ended: their streams are reset
-	pending  []*pendingStream
+	// closedOrder holds the keys of closed, oldest first: at most
+	// maxClosedSessions are kept.
+	closedOrder []uint64
+	pending     []*pendingStream
+	opening     int // sessions reserved (reserve) and not added yet
 
 	pendingTimeout time.Duration // how long a pending stream waits
 }
@@ -99,14 +109,20 @@ func (c *conns) get(qc *quic.Conn) *connState {
 	return cs
 }
 
-// sessions returns the sessions established on all connections.
-func (c *conns) sessions() []*Session {
+// snapshot returns the state of every connection.
+func (c *conns) snapshot() []*connState {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	css := make([]*connState, 0, len(c.m))
 	for _, cs := range c.m {
 		css = append(css, cs)
 	}
-	c.mu.Unlock()
+	return css
+}
+
+// sessions returns the sessions established on all connections.
+func (c *conns) sessions() []*Session {
+	css := c.snapshot()
 	var ss []*Session
 	for _, cs := range css {
 		cs.mu.Lock()
@@ -204,10 +220,38 @@ func (cs *connState) expire(p *pendingStream) {
 	cs.mu.Unlock()
 }
 
-// add registers a session and hands it the streams that came before it.
-// It returns false if the connection ended.
+// reserve counts a session about to be established, so that the check
+// of the one-session rule and the session's add are one step for
+// concurrent CONNECT requests: single (flow control is not in force)
+// refuses when the connection carries or is establishing a session. "If
+// flow control is not enabled, clients MUST NOT attempt to establish more
+// than one simultaneous WebTransport session. A server that receives more
+// than one session on an underlying transport connection when flow
+// control is not enabled MUST reset the excessive CONNECT streams"
+// (Section 5.1). A true result is followed by add or unreserve.
+func (cs *connState) reserve(single bool) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if single && len(cs.sessions)+cs.opening > 0 {
+		return false
+	}
+	cs.opening++
+	return true
+}
+
+// unreserve gives back a reservation of a session that was not
+// established.
+func (cs *connState) unreserve() {
+	cs.mu.Lock()
+	cs.opening--
+	cs.mu.Unlock()
+}
+
+// add registers a session reserved before and hands it the streams that
+// came before it. It returns false if the connection ended.
 func (cs *connState) add(s *Session) bool {
 	cs.mu.Lock()
+	cs.opening--
 	if cs.qc.Context().Err() != nil {
 		cs.mu.Unlock()
 		return false
@@ -252,15 +296,17 @@ func (cs *connState) goaway() {
 func (cs *connState) remove(id uint64) {
 	cs.mu.Lock()
 	delete(cs.sessions, id)
-	cs.closed[id] = true
+	if !cs.closed[id] {
+		cs.closed[id] = true
+		cs.closedOrder = append(cs.closedOrder, id)
+		// A peer can open and end sessions for as long as the
+		// connection lasts: the oldest are forgotten.
+		if len(cs.closedOrder) > maxClosedSessions {
+			delete(cs.closed, cs.closedOrder[0])
+			cs.closedOrder = cs.closedOrder[1:]
+		}
+	}
 	cs.mu.Unlock()
-}
-
-// active returns the number of sessions established on the connection.
-func (cs *connState) active() int {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return len(cs.sessions)
 }
 
 // connClosed drops the streams kept for sessions of a connection that

@@ -136,7 +136,7 @@ func (s *Server) Upgrade(w http.ResponseWriter, r *http.Request) (*Session, erro
 	// transport connection when flow control is not enabled MUST reset
 	// the excessive CONNECT streams" (Section 5.1); 429 "indicates that
 	// the request was rejected due to rate limiting" (Section 5.2).
-	if !fc.enabled && cs.active() > 0 {
+	if !cs.reserve(!fc.enabled) {
 		w.WriteHeader(http.StatusTooManyRequests)
 		return nil, errors.New("webtransport: a second session on a connection without flow control")
 	}
@@ -145,14 +145,13 @@ func (s *Server) Upgrade(w http.ResponseWriter, r *http.Request) (*Session, erro
 	}
 	// The session is known before the response goes out, so that the
 	// streams the client opens once it reads the response find it.
-	sess := newSession(0, cs, proto, fc)
 	rs := ew.HTTPStream() // sends the response header
-	sess.id = uint64(rs.StreamID())
+	sess := newSession(rs, cs, proto, fc)
 	if !cs.add(sess) {
 		rs.CancelWrite(codeSessionGone)
 		return nil, context.Cause(qc.Context())
 	}
-	sess.start(rs)
+	sess.start()
 	return sess, nil
 }
 

@@ -52,9 +52,13 @@ type Session struct {
 // streamResetter is a stream of the session, reset when it ends.
 type streamResetter interface{ sessionGone() }
 
-func newSession(id uint64, cs *connState, proto string, fc flowControl) *Session {
+// newSession makes the session of CONNECT stream rs, before it is added
+// to cs: the streams that came before it may end it at once (Section
+// 5.6.1), which must reset rs.
+func newSession(rs *http3.RequestStream, cs *connState, proto string, fc flowControl) *Session {
 	s := &Session{
-		id:       id,
+		id:       uint64(rs.StreamID()),
+		rs:       rs,
 		cs:       cs,
 		proto:    proto,
 		streams:  make(map[streamResetter]struct{}),
@@ -68,8 +72,7 @@ func newSession(id uint64, cs *connState, proto string, fc flowControl) *Session
 }
 
 // start runs the session on its CONNECT stream once it is established.
-func (s *Session) start(rs *http3.RequestStream) {
-	s.rs = rs
+func (s *Session) start() {
 	// The reader ends the session when the CONNECT stream ends: "the
 	// CONNECT stream is closed, either cleanly or abruptly, on either
 	// side" (Section 6), and when the connection closes, after the

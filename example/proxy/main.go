@@ -22,8 +22,9 @@
 //     package http3; a body longer or shorter than its Content-Length
 //     fails the request (bodies up to -max-buffer are read whole and
 //     checked before the backend sees them, -max-buffered bytes at most
-//     at once; others are streamed and the backend's request is aborted
-//     on a mismatch); hop-by-hop fields
+//     at once; others are streamed, their last bytes held back until the
+//     body ends, and the backend's request is aborted on a mismatch);
+//     hop-by-hop fields
 //     are removed; Forwarded and X-Forwarded-For/-Host/-Proto are set by
 //     the proxy, never passed on from the client;
 //   - writes an access log (-access-log, the Combined Log Format plus the

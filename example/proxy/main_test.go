@@ -814,3 +814,74 @@ func TestMain(m *testing.M) {
 	handshakeTimeout = testHandshakeTimeout
 	os.Exit(m.Run())
 }
+
+// A client's own Early-Data field on a request that arrived in 0-RTT does
+// not keep the proxy from marking it: "An intermediary that forwards a
+// request prior to the completion of the TLS handshake with its client
+// MUST send it with the Early-Data header field set to "1" (i.e., it adds
+// it if not present in the request)" (RFC 8470, Section 5.1). A
+// replayable request forwarded with "Early-Data: 0" reaches a backend
+// that checks for "1" as if it were safe.
+func TestProxyEarlyDataValueForced(t *testing.T) {
+	be := newBackend(t)
+	p := startProxy(t, be.URL)
+	c := earlyClient(t, p)
+	relay := newRelay(t, p.addr)
+	relay.withhold.Store(true)
+	// The priming request, then the early one.
+	relay.releaseWhen(t, func() bool { return len(be.requests()) >= 2 })
+	resp, body := get(t, c, relay.url("/early0"), http.Header{"Early-Data": {"0"}})
+	if resp.StatusCode != 200 || body != "ok" {
+		t.Fatalf("0-RTT GET: %s %q", resp.Status, body)
+	}
+	r := be.requests()
+	last := r[len(r)-1]
+	if !strings.Contains(p.out.String(), "early=1") {
+		t.Fatalf("the request did not arrive in 0-RTT; access log:\n%s", p.out)
+	}
+	if v := last.Header.Values("Early-Data"); len(v) != 1 || v[0] != "1" {
+		t.Errorf("the backend got Early-Data %q for a request forwarded before the handshake completed, want [\"1\"]", v)
+	}
+	closeThrough(c, relay)
+}
+
+// A streamed body (past -max-buffer) longer than its Content-Length never
+// reaches the backend as a complete request: "A request or response that
+// is defined as having content when it contains a Content-Length header
+// field is malformed if the value of the Content-Length header field does
+// not equal the sum of the DATA frame lengths received." (RFC 9114,
+// Section 4.1.2). The proxy must not hand the backend the last byte of
+// the declared length before it knows the body ends there.
+func TestProxyStreamedBodyLongerThanContentLength(t *testing.T) {
+	for _, frames := range [][]int{{20, 40}, {60}} {
+		be := newBackend(t)
+		p := startProxy(t, be.URL, "-max-buffer", "10")
+		_, port, _ := net.SplitHostPort(p.addr)
+		raw := dialRawH3(t, p)
+		s, err := raw.qc.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := []qpack.HeaderField{{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "https"},
+			{Name: ":authority", Value: "localhost:" + port}, {Name: ":path", Value: "/"}, {Name: "content-length", Value: "20"}}
+		block := raw.enc.EncodeFieldSection(nil, uint64(s.StreamID()), fields)
+		b := appendVarint(appendVarint(nil, 0x01), uint64(len(block)))
+		b = append(b, block...)
+		for _, n := range frames {
+			b = appendVarint(appendVarint(b, 0x00), uint64(n))
+			b = append(b, strings.Repeat("y", n)...)
+		}
+		s.Write(b)
+		s.CloseWrite()
+		s.SetReadDeadline(time.Now().Add(10 * time.Second))
+		io.ReadAll(s) // a 400 or 502, or the stream reset
+		for i := 0; len(be.requests()) == 0 && i < 500; i++ {
+			time.Sleep(20 * time.Millisecond) // the backend may not see the request at all
+		}
+		for _, r := range be.requests() {
+			if len(r.Body) == 20 {
+				t.Errorf("DATA frames %v with Content-Length 20: the backend got a complete request (20-byte body)", frames)
+			}
+		}
+	}
+}

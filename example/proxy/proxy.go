@@ -71,13 +71,21 @@ func newProxy(backend *url.URL, tr http.RoundTripper, maxBuffer, maxBuffered int
 			pr.SetXForwarded()
 			pr.Out.Header.Set("Forwarded", forwarded(pr.In))
 			info, _ := pr.In.Context().Value(requestInfoKey{}).(*requestInfo)
-			if info != nil && info.early && pr.Out.Header.Get("Early-Data") == "" {
+			if info != nil && info.early {
 				// "An intermediary that forwards a request prior to the
 				// completion of the TLS handshake with its client MUST
 				// send it with the Early-Data header field set to "1""
-				// (RFC 8470, Section 5.1).
+				// (RFC 8470, Section 5.1): a client's own field, of
+				// whatever value, is replaced, so that a backend that
+				// checks for "1" cannot be told "0" by a replayable
+				// request. The proxy retries a 425 only if the client
+				// sent no Early-Data: "Intermediaries MUST forward a
+				// 425 (Too Early) status code if the request that it
+				// received and forwarded contained an Early-Data header
+				// field." (Section 5.2)
+				_, own := pr.In.Header["Early-Data"]
 				pr.Out.Header.Set("Early-Data", "1")
-				info.addedEarly = true
+				info.addedEarly = !own
 			}
 		},
 		Transport: &tooEarlyRetry{base: tr, stats: st},
@@ -160,7 +168,79 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
 		}
 	}
+	if r.ContentLength > 0 && r.GetBody == nil {
+		// A streamed body of a declared length: the backend gets its
+		// last bytes only once the body is known to end there.
+		r.Body = &exactBody{ReadCloser: r.Body, left: r.ContentLength, bad: func() { p.stats.badBodies.Add(1) }}
+	}
 	p.rp.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+}
+
+// errBodyTooLong fails a streamed request body longer than its
+// Content-Length.
+var errBodyTooLong = errors.New("proxy: request body longer than its Content-Length")
+
+// exactBody passes a streamed request body on as it arrives, except that
+// the read that completes its Content-Length returns only once the body
+// is known to end there: "A request or response that is defined as
+// having content when it contains a Content-Length header field is
+// malformed if the value of the Content-Length header field does not
+// equal the sum of the DATA frame lengths received." (RFC 9114, Section
+// 4.1.2). The backend's transport stops reading at Content-Length, so
+// without this the backend would get a malformed request whole (its
+// extra bytes cut off) before the proxy noticed; a failed body makes the
+// transport abort the backend's request instead.
+type exactBody struct {
+	io.ReadCloser
+	left int64  // bytes of the declared length not read yet
+	err  error  // sticky
+	bad  func() // counts a body that does not match
+}
+
+func (b *exactBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	switch {
+	case b.left == 0 && err == nil:
+		// The declared length is complete: the body must end here.
+		// The bytes just read are withheld until it does.
+		var one [1]byte
+		for {
+			m, e := b.ReadCloser.Read(one[:])
+			switch {
+			case m > 0:
+				b.err = errBodyTooLong
+			case e == io.EOF:
+				return n, io.EOF
+			case e != nil:
+				b.err = e
+			default:
+				continue
+			}
+			if b.err == errBodyTooLong {
+				b.bad()
+			}
+			return 0, b.err
+		}
+	case err == io.EOF && b.left > 0:
+		// The HTTP/3 layer reports a short body itself; this is a
+		// second guard.
+		b.err = io.ErrUnexpectedEOF
+		b.bad()
+		return n, b.err
+	case err != nil && err != io.EOF:
+		b.err = err
+	}
+	return n, err
 }
 
 // budget counts bytes against a maximum. Its methods may be called

@@ -41,9 +41,9 @@ func smallGetHandler() http.Handler {
 
 // h3BenchSetup starts a server and returns a client for it, the URL and
 // a cleanup function.
-type h3BenchSetup func(b *testing.B, h http.Handler) (c *http.Client, url string, stop func())
+type h3BenchSetup func(b testing.TB, h http.Handler) (c *http.Client, url string, stop func())
 
-func setupOurH3(b *testing.B, h http.Handler) (*http.Client, string, func()) {
+func setupOurH3(b testing.TB, h http.Handler) (*http.Client, string, func()) {
 	ctls, stls := h3TLS(b)
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -59,7 +59,7 @@ func setupOurH3(b *testing.B, h http.Handler) (*http.Client, string, func()) {
 	}
 }
 
-func setupQuicGoH3(b *testing.B, h http.Handler) (*http.Client, string, func()) {
+func setupQuicGoH3(b testing.TB, h http.Handler) (*http.Client, string, func()) {
 	ctls, stls := h3TLS(b)
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -75,7 +75,7 @@ func setupQuicGoH3(b *testing.B, h http.Handler) (*http.Client, string, func()) 
 	}
 }
 
-func setupHTTP2(b *testing.B, h http.Handler) (*http.Client, string, func()) {
+func setupHTTP2(b testing.TB, h http.Handler) (*http.Client, string, func()) {
 	ctls, stls := h3TLS(b)
 	ctls, stls = ctls.Clone(), stls.Clone()
 	ctls.NextProtos = []string{"h2"}

@@ -16,7 +16,9 @@ package interop
 // the process. Handshakes: fresh full handshakes, 32 in parallel, for
 // -perf.time, median of -perf.runs rounds. Idle connections: -idleconns connections dialed by a child
 // process (see BenchmarkIdleConnMemory); the server's heap and goroutine
-// stacks, and its resident memory, per connection.
+// stacks, and its resident memory, per connection. The rows at 1,452-byte
+// packets (with quinn-perf), the one-in-flight small GETs and the 0-RTT
+// time to first byte are in perf_1452_test.go and perf_0rtt_test.go.
 
 import (
 	"context"
@@ -462,9 +464,14 @@ func (p *netnsPair) listenUDP(server bool) (*net.UDPConn, error) {
 
 // perfRow is one line of the table.
 type perfRow struct {
-	name               string
-	ours, quicGo, tlsv string
-	vsQuicGo, vsTLS    string
+	name                      string
+	ours, quicGo, quinn, tlsv string
+	vsQuicGo, vsQuinn, vsTLS  string
+}
+
+// row6 is a row without quinn-perf's figures.
+func row6(name, ours, quicGo, tlsv, vsQuicGo, vsTLS string) perfRow {
+	return perfRow{name: name, ours: ours, quicGo: quicGo, tlsv: tlsv, vsQuicGo: vsQuicGo, vsTLS: vsTLS}
 }
 
 func ratio(a, b float64) string {
@@ -499,15 +506,16 @@ func TestPerf(t *testing.T) {
 				t.Fatalf("bulk %s %s (0: ours, 1: quic-go, 2: TLS): %v", where, dir, err)
 			}
 			o, q, k := rs[0], rs[1], rs[2]
-			add(perfRow{fmt.Sprintf("Bulk %s, %s (Gbit/s)", dir, where),
+			add(row6(fmt.Sprintf("Bulk %s, %s (Gbit/s)", dir, where),
 				fmt.Sprintf("%.2f", o.gbps), fmt.Sprintf("%.2f", q.gbps), fmt.Sprintf("%.2f", k.gbps),
-				ratio(o.gbps, q.gbps), ratio(o.gbps, k.gbps)})
-			add(perfRow{fmt.Sprintf("CPU per GB, %s %s, both sides (s)", dir, where),
+				ratio(o.gbps, q.gbps), ratio(o.gbps, k.gbps)))
+			add(row6(fmt.Sprintf("CPU per GB, %s %s, both sides (s)", dir, where),
 				fmt.Sprintf("%.2f", o.cpuPerGB.Seconds()), fmt.Sprintf("%.2f", q.cpuPerGB.Seconds()), fmt.Sprintf("%.2f", k.cpuPerGB.Seconds()),
-				ratio(o.cpuPerGB.Seconds(), q.cpuPerGB.Seconds()), ratio(o.cpuPerGB.Seconds(), k.cpuPerGB.Seconds())})
+				ratio(o.cpuPerGB.Seconds(), q.cpuPerGB.Seconds()), ratio(o.cpuPerGB.Seconds(), k.cpuPerGB.Seconds())))
 		}
 	}
 	bulkRows("loopback")
+	perf1452Rows(t, add)
 
 	if os.Geteuid() != 0 {
 		t.Log("veth: skipped, creating network namespaces needs root")
@@ -542,10 +550,14 @@ func TestPerf(t *testing.T) {
 	}
 	ho, hq, ht := hs[0][len(hs[0])/2], hs[1][len(hs[1])/2], hs[2][len(hs[2])/2]
 	co, cq, ct := hcpu[0][len(hcpu[0])/2], hcpu[1][len(hcpu[1])/2], hcpu[2][len(hcpu[2])/2]
-	add(perfRow{"Handshakes/s, 32 in parallel", fmt.Sprintf("%.0f", ho), fmt.Sprintf("%.0f", hq), fmt.Sprintf("%.0f", ht),
-		ratio(ho, hq), ratio(ho, ht)})
-	add(perfRow{"CPU per handshake, both sides (µs)", fmt.Sprintf("%.0f", co), fmt.Sprintf("%.0f", cq), fmt.Sprintf("%.0f", ct),
-		ratio(co, cq), ratio(co, ct)})
+	add(row6("Handshakes/s, 32 in parallel", fmt.Sprintf("%.0f", ho), fmt.Sprintf("%.0f", hq), fmt.Sprintf("%.0f", ht),
+		ratio(ho, hq), ratio(ho, ht)))
+	add(row6("CPU per handshake, both sides (µs)", fmt.Sprintf("%.0f", co), fmt.Sprintf("%.0f", cq), fmt.Sprintf("%.0f", ct),
+		ratio(co, cq), ratio(co, ct)))
+
+	if err := perfTTFBRows(add); err != nil {
+		t.Fatalf("0-RTT time to first byte: %v", err)
+	}
 
 	if *perfIdle {
 		stls := perfTLS.server
@@ -558,19 +570,23 @@ func TestPerf(t *testing.T) {
 			t.Fatalf("quic-go idle: %v", err)
 		}
 		kb := func(r idleResult) float64 { return (r.srvHeap + r.srvStack) / 1000 }
-		add(perfRow{fmt.Sprintf("Server heap+stacks per idle connection, %d conns (KB)", *idleConns),
-			fmt.Sprintf("%.1f", kb(ro)), fmt.Sprintf("%.1f", kb(rq)), "—", ratio(kb(ro), kb(rq)), "—"})
-		add(perfRow{fmt.Sprintf("Server RSS per idle connection, %d conns (KB)", *idleConns),
-			fmt.Sprintf("%.1f", ro.srvRSS/1000), fmt.Sprintf("%.1f", rq.srvRSS/1000), "—", ratio(ro.srvRSS, rq.srvRSS), "—"})
-		add(perfRow{fmt.Sprintf("Time to establish %d connections (s)", *idleConns),
+		add(row6(fmt.Sprintf("Server heap+stacks per idle connection, %d conns (KB)", *idleConns),
+			fmt.Sprintf("%.1f", kb(ro)), fmt.Sprintf("%.1f", kb(rq)), "—", ratio(kb(ro), kb(rq)), "—"))
+		add(row6(fmt.Sprintf("Server RSS per idle connection, %d conns (KB)", *idleConns),
+			fmt.Sprintf("%.1f", ro.srvRSS/1000), fmt.Sprintf("%.1f", rq.srvRSS/1000), "—", ratio(ro.srvRSS, rq.srvRSS), "—"))
+		add(row6(fmt.Sprintf("Time to establish (accept) %d connections (s)", *idleConns),
 			fmt.Sprintf("%.1f", ro.establish.Seconds()), fmt.Sprintf("%.1f", rq.establish.Seconds()), "—",
-			ratio(ro.establish.Seconds(), rq.establish.Seconds()), "—"})
+			ratio(ro.establish.Seconds(), rq.establish.Seconds()), "—"))
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| %s | ours | quic-go | TLS/TCP | ours ÷ quic-go | ours ÷ TLS/TCP |\n|---|---:|---:|---:|---:|---:|\n", "Measure")
+	fmt.Fprintf(&b, "\n| %s | ours | quic-go | quinn-perf | TLS/TCP | ours ÷ quic-go | ours ÷ quinn | ours ÷ TLS/TCP |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", "Measure")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.name, r.ours, r.quicGo, r.tlsv, r.vsQuicGo, r.vsTLS)
+		q, vq := r.quinn, r.vsQuinn
+		if q == "" {
+			q, vq = "—", "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, r.ours, r.quicGo, q, r.tlsv, r.vsQuicGo, vq, r.vsTLS)
 	}
 	fmt.Fprintf(&b, "\n%d CPUs, %s/%s, %s; bulk: median of %d runs of %d MB\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), *perfRuns, n>>20)
 	fmt.Print(b.String())

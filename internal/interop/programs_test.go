@@ -125,7 +125,7 @@ func TestProgramOurClientQuicGoExampleServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("client: %v\n%s", err, out)
 	}
-	if !regexp.MustCompile(`(?m)^200 +1000000 bytes .*/1000000$`).Match(out) || !regexp.MustCompile(`(?m)^200 +\d+ bytes .*/demo/tile$`).Match(out) {
+	if !regexp.MustCompile(`(?m)^200 HTTP/3\.0 +1000000 bytes .*/1000000$`).Match(out) || !regexp.MustCompile(`(?m)^200 HTTP/3\.0 +\d+ bytes .*/demo/tile$`).Match(out) {
 		t.Errorf("client output:\n%s", out)
 	}
 }
@@ -175,7 +175,7 @@ func TestProgramOurClientQuicGoH3Server(t *testing.T) {
 		t.Fatalf("client: %v\n%s", err, out)
 	}
 	for _, re := range []string{
-		`(?m)^200 +1000000 bytes .*/bytes/1000000$`,
+		`(?m)^200 HTTP/3\.0 +1000000 bytes .*/bytes/1000000$`,
 		`(?m)^connection 1: QUIC v1, .*ALPN h3, .*resumed: no`,
 		`(?m)^connection 2: QUIC v1, .*ALPN h3, .*resumed: yes`,
 	} {
@@ -203,7 +203,7 @@ func TestProgramOurClient0RTTQuicGoH3Server(t *testing.T) {
 		t.Fatalf("client: %v\n%s", err, out)
 	}
 	for _, re := range []string{
-		`(?m)^200 +100000 bytes .*/bytes/100000$`,
+		`(?m)^200 HTTP/3\.0 +100000 bytes .*/bytes/100000$`,
 		`(?m)^connection 2: QUIC v1, .*ALPN h3, .*resumed: yes, 0-RTT: yes$`,
 	} {
 		if !regexp.MustCompile(re).Match(out) {
