@@ -23,9 +23,9 @@ import (
 // Concurrency discipline. Every field is in exactly one of three classes:
 //
 //	class                      fields                           who may touch them
-//	connection goroutine only  c, retiredSizes, sendable*,      the goroutine running connState
-//	                           parked, lastStream,              (handleDatagram, pollTransmit, ...)
-//	                           attentionSpare
+//	connection goroutine only  c, retiredSizes, sched,          the goroutine running connState
+//	                           sendableCopy, parked,            (handleDatagram, pollTransmit, ...)
+//	                           lastStream, attentionSpare
 //	guarded by mu              everything between mu and the    any goroutine, mu held; never
 //	                           atomics, closed, wake,           held while taking stream.mu or
 //	                           peerParams                       calling out (wake is non-blocking)

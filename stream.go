@@ -20,13 +20,16 @@ import (
 // stream for the connection goroutine (streamsMap.markAttention), which
 // applies it with the current time.
 //
-// Concurrency discipline, one class per field and no atomics:
+// Concurrency discipline, one class per field:
 //
 //	class                      fields
 //	immutable after newStream  id, m, ctx, cancel, hasRecv, hasSend
 //	guarded by m.mu            inAttention, accepted
 //	connection goroutine only  inSendable, ctlPending, creditWait,
-//	                           parkedAt, held
+//	                           parkedAt, held, sched
+//	atomic                     prio (any goroutine stores, the connection
+//	                           goroutine loads it when the stream's
+//	                           attention is processed: priority.go)
 //	guarded by mu              every other field from mu on
 //
 // mu is never held while m.mu is taken or while blocking: a blocked Read
