@@ -178,6 +178,12 @@ interop-aioquic:
 interop-chromium:
 	bash internal/interop/chromium/run.sh
 
+# HTTP/3 priorities with Chromium (needs root): a page's urgent fetch
+# among 20 background ones, through the netem relay, completes first.
+.PHONY: interop-chromium-priority
+interop-chromium-priority:
+	bash internal/interop/chromium/priority.sh
+
 # Legitimate clients' handshake times, and the server's memory, while a
 # child process floods the server (default configuration) with 10,000
 # client Initials per second of each kind: valid ClientHellos, ones that

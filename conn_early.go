@@ -134,16 +134,20 @@ func (m *streamsMap) resetForRejected0RTT() {
 		}
 	}
 	// The loss of the 0-RTT packets queued some of them already.
-	keep := m.sendable[:0]
-	for _, s := range m.sendable {
+	for _, s := range m.copySendable() {
 		if s.held {
+			m.q().remove(s)
 			s.inSendable = false
-			continue
 		}
-		keep = append(keep, s)
 	}
-	clear(m.sendable[len(keep):])
-	m.sendable = keep
+	clear(m.sendableCopy)
+	for s := m.q().retransmit.head; s != nil; {
+		next := s.sched.links[listRetransmit].next
+		if s.held {
+			m.q().retransmit.remove(s)
+		}
+		s = next
+	}
 	for _, s := range streams {
 		m.markSendable(s)
 	}

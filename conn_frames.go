@@ -71,7 +71,9 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 	case t == wire.FrameTypeStopSending:
 		return c.streams.handleStopSending(now, f.StopSending)
 	case t == wire.FrameTypeMaxData:
-		c.connSend.OnMaxData(f.MaxData.MaximumData)
+		if c.connSend.OnMaxData(f.MaxData.MaximumData) {
+			c.streams.onConnCredit()
+		}
 		return nil
 	case t == wire.FrameTypeMaxStreamData:
 		return c.streams.handleMaxStreamData(f.MaxStreamData)

@@ -742,6 +742,7 @@ func (c *connState) applyPeerParams(now time.Time, p *wire.TransportParameters) 
 // transport parameters in force.
 func (c *connState) applyPeerLimits() {
 	c.connSend.OnMaxData(c.peerParams.InitialMaxData)
+	c.streams.onConnCredit()
 	c.streams.onPeerParams(c.peerParams)
 	c.releaseHeldStreams()
 }

@@ -23,9 +23,9 @@ import (
 // Concurrency discipline. Every field is in exactly one of three classes:
 //
 //	class                      fields                           who may touch them
-//	connection goroutine only  c, retiredSizes, sendable*,      the goroutine running connState
-//	                           parked, lastStream,              (handleDatagram, pollTransmit, ...)
-//	                           attentionSpare
+//	connection goroutine only  c, retiredSizes, sched,          the goroutine running connState
+//	                           sendableCopy, parked,            (handleDatagram, pollTransmit, ...)
+//	                           lastStream, attentionSpare
 //	guarded by mu              everything between mu and the    any goroutine, mu held; never
 //	                           atomics, closed, wake,           held while taking stream.mu or
 //	                           peerParams                       calling out (wake is non-blocking)
@@ -124,16 +124,15 @@ type streamsMap struct {
 	peerParams *wire.TransportParameters
 
 	// The connection goroutine's alone, without m.mu: retiredSizes
-	// remembers the final sizes of the streams retired last. sendable holds
-	// streams with frames to send, in round-robin order; sendableBuf is
-	// the array it was last allocated in (it pops from the front), and
-	// sendableCopy a copy to walk. parked holds the streams whose data
-	// waits for stream credit only (stream.creditWait), out of the
-	// queue; markSendable takes them back. lastStream caches the stream
-	// lookup found last (acknowledgments of one stream come in runs).
+	// remembers the final sizes of the streams retired last. sched holds
+	// the streams with frames to send, in the order of their priorities
+	// (stream_scheduler.go), and sendableCopy is storage for a copy of
+	// them to walk. parked holds the streams whose data waits for stream
+	// credit only (stream.creditWait), out of the queue; markSendable
+	// takes them back. lastStream caches the stream lookup found last
+	// (acknowledgments of one stream come in runs).
 	retiredSizes *retiredFinalSizes
-	sendable     []*stream
-	sendableBuf  []*stream
+	sched        *streamScheduler // made by q, dropped when idle
 	sendableCopy []*stream
 	parked       []*stream
 	lastStream   *stream
@@ -248,6 +247,9 @@ func (m *streamsMap) releaseIdle() {
 	}
 	m.sendableCopy = nil
 	m.retiredSizes = nil
+	if m.sched != nil && m.sched.empty() {
+		m.sched = nil // a few hundred bytes an idle connection does not keep
+	}
 }
 
 // openStream opens a stream of this endpoint if the peer's limit allows:
@@ -526,7 +528,11 @@ func (m *streamsMap) markSendable(s *stream) {
 	m.unpark(s)
 	if !s.inSendable {
 		s.inSendable = true
-		m.pushSendable(s)
+		s.sched.prio = s.priority()
+		m.q().push(s)
+	}
+	if s.controlDue() {
+		m.q().control.pushBack(s)
 	}
 }
 
@@ -556,33 +562,10 @@ func (m *streamsMap) unpark(s *stream) {
 	s.parkedAt = 0
 }
 
-// pushSendable appends s to the sendable queue. Popping from the front
-// makes the queue drift toward the end of its array; when it reaches the
-// end while using at most half the array, it moves back to the start
-// instead of growing, and when it grows, the new array is twice the
-// queue, so that a queue of constant length moves back at every drift
-// and allocates no more.
-func (m *streamsMap) pushSendable(s *stream) {
-	if len(m.sendable) == cap(m.sendable) {
-		if len(m.sendable) < cap(m.sendableBuf) && len(m.sendable) <= cap(m.sendableBuf)/2 {
-			n := copy(m.sendableBuf[:cap(m.sendableBuf)], m.sendable)
-			// The slots the queue moved away from would keep their
-			// streams, finished or not, until overwritten.
-			clear(m.sendableBuf[n:cap(m.sendableBuf)])
-			m.sendable = m.sendableBuf[:n]
-		} else {
-			buf := make([]*stream, len(m.sendable), max(2*len(m.sendable)+2, 8))
-			copy(buf, m.sendable)
-			m.sendable, m.sendableBuf = buf, buf[:0]
-		}
-	}
-	m.sendable = append(m.sendable, s)
-}
-
 // copySendable returns a copy of the sendable queue in storage reused by
 // the connection goroutine, its only caller.
 func (m *streamsMap) copySendable() []*stream {
-	m.sendableCopy = append(m.sendableCopy[:0], m.sendable...)
+	m.sendableCopy = m.sched.appendAll(m.sendableCopy[:0])
 	return m.sendableCopy
 }
 
@@ -606,6 +589,7 @@ func (m *streamsMap) processAttention(now time.Time) {
 	}
 	m.mu.Unlock()
 	for _, s := range list {
+		m.applyPriority(s)
 		if s.applyAppChanges(now) {
 			m.markSendable(s)
 		} else {
@@ -658,13 +642,13 @@ func (m *streamsMap) readerWaits(d int64) bool {
 
 // hasDataToSend reports whether some stream has STREAM frames to send.
 func (m *streamsMap) hasDataToSend() bool {
-	return len(m.sendable) > 0
+	return m.sched != nil && (m.sched.len() > 0 || m.sched.retransmit.n > 0)
 }
 
 // hasDataWaiting reports whether some stream has data to send, with or
 // without the credit to send it.
 func (m *streamsMap) hasDataWaiting() bool {
-	return len(m.sendable) > 0 || len(m.parked) > 0
+	return m.sched != nil && (m.sched.len() > 0 || m.sched.retransmit.n > 0) || len(m.parked) > 0
 }
 
 // rearmBlocked lets every stream waiting to send repeat its
@@ -675,6 +659,9 @@ func (m *streamsMap) rearmBlocked() {
 		s.mu.Lock()
 		s.sendFC.RearmBlocked()
 		s.mu.Unlock()
+		if s.controlDue() {
+			m.q().control.pushBack(s)
+		}
 	}
 	for len(m.parked) > 0 {
 		s := m.parked[len(m.parked)-1]
@@ -689,7 +676,7 @@ func (m *streamsMap) rearmBlocked() {
 // The MAX_STREAMS state is the connection goroutine's; only the openers'
 // blocked flags need m.mu.
 func (m *streamsMap) controlFramesPending() bool {
-	if len(m.sendable) > 0 || m.maxStreamsDue(true) || m.maxStreamsDue(false) {
+	if m.sched != nil && m.sched.control.n > 0 || m.maxStreamsDue(true) || m.maxStreamsDue(false) {
 		return true
 	}
 	if !m.openBlocked.Load() {
@@ -775,10 +762,7 @@ func (m *streamsMap) appendControlFrames(now time.Time, b []byte, end int) []byt
 	if m.maxStreamsDue(true) || m.maxStreamsDue(false) || m.openBlocked.Load() {
 		b = m.appendStreamsFrames(b, end)
 	}
-	for _, s := range m.copySendable() {
-		b = s.appendControlFrames(now, b, end)
-	}
-	return b
+	return m.appendStreamControlFrames(now, b, end)
 }
 
 // appendStreamsFrames appends MAX_STREAMS and STREAMS_BLOCKED frames.
@@ -827,47 +811,6 @@ func (m *streamsMap) appendStreamsFrames(b []byte, end int) []byte {
 	return b
 }
 
-// appendStreamFrames appends STREAM frames, taking streams in round-robin
-// order so that one busy stream does not starve the others.
-func (m *streamsMap) appendStreamFrames(now time.Time, b []byte, end int) []byte {
-	for tries := 0; end-len(b) > 8; tries++ {
-		if len(m.sendable) == 0 || tries > len(m.sendable) {
-			return b
-		}
-		s := m.sendable[0]
-		if len(m.sendable) == 1 {
-			// The common case of one busy stream: it stays queued
-			// unless it has nothing more to send.
-			var more, done bool
-			b, more, done = s.appendStreamFrame(now, b, end)
-			if !more {
-				m.sendable[0] = nil
-				m.sendable = m.sendable[1:]
-				s.inSendable = false
-				m.requeue(s)
-			}
-			if done {
-				m.retire(s)
-			}
-			continue
-		}
-		m.sendable[0] = nil
-		m.sendable = m.sendable[1:]
-		s.inSendable = false
-		var more, done bool
-		b, more, done = s.appendStreamFrame(now, b, end)
-		if more {
-			m.markSendable(s)
-		} else {
-			m.requeue(s)
-		}
-		if done {
-			m.retire(s)
-		}
-	}
-	return b
-}
-
 // onFrameAcked and onFrameLost route the fate of stream frames to their
 // stream (see connFrameHandler).
 func (m *streamsMap) onFrameAcked(f *ackhandler.FrameRecord) {
@@ -909,6 +852,9 @@ func (m *streamsMap) onFrameLost(f *ackhandler.FrameRecord) {
 	}
 	if s := m.lookup(wire.StreamID(f.StreamID)); s != nil {
 		if s.onFrameLost(f) {
+			if f.Type.IsStream() {
+				m.noteLost(s)
+			}
 			m.markSendable(s)
 		} else {
 			m.requeue(s)

@@ -497,7 +497,10 @@ func TestSimUniStreamsResetRetired(t *testing.T) {
 // streams in both directions in one go.
 func TestSimManyStreamsCanceledAtOnce(t *testing.T) {
 	const n = 300
-	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: n}, 33)
+	// Each stream sends its 3000 bytes in its turn (DefaultPriority's
+	// turns are longer): the server's connection window must take all
+	// their data, which it does not read, for all of them to reach it.
+	p := newSimPair(t, testLink, &Config{MaxIncomingStreams: n, InitialConnectionReceiveWindow: 2 << 20}, 33)
 	p.connect(t)
 	var cs []*stream
 	for range n {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -19,13 +20,16 @@ import (
 // stream for the connection goroutine (streamsMap.markAttention), which
 // applies it with the current time.
 //
-// Concurrency discipline, one class per field and no atomics:
+// Concurrency discipline, one class per field:
 //
 //	class                      fields
 //	immutable after newStream  id, m, ctx, cancel, hasRecv, hasSend
 //	guarded by m.mu            inAttention, accepted
 //	connection goroutine only  inSendable, ctlPending, creditWait,
-//	                           parkedAt, held
+//	                           parkedAt, held, sched
+//	atomic                     prio (any goroutine stores, the connection
+//	                           goroutine loads it when the stream's
+//	                           attention is processed: priority.go)
 //	guarded by mu              every other field from mu on
 //
 // mu is never held while m.mu is taken or while blocking: a blocked Read
@@ -55,6 +59,11 @@ type stream struct {
 	// the server's real stream limit, the stream sends nothing until the
 	// limit rises (conn_early.go).
 	held bool
+	// sched is the stream's place in the send order, the connection
+	// goroutine's; prio the priority the application set, any goroutine's
+	// (priority.go).
+	sched schedNode
+	prio  atomic.Uint32
 
 	mu      sync.Mutex
 	connErr error // the connection ended

@@ -272,6 +272,10 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 		return nil, nil, &retryableError{err: errGoaway, unsent: true}
 	}
 	done := sync.OnceFunc(func() { cc.unwatch(str); cc.requestDone() })
+	// The request's content goes at the priority its Priority field
+	// asks for the response (RFC 9218 leaves client scheduling to the
+	// client, Section 9); the field itself is sent as it is.
+	str.SetPriority(requestPriority(req.Header))
 	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
 	if err != nil {
 		cc.resetStream(str, ErrCodeInternalError)
@@ -282,6 +286,7 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 		done()
 		return nil, nil, cc.requestError(ctx, str, err)
 	}
+	bindPriorityHandle(ctx, cc.connection, str)
 	return str, done, nil
 }
 

@@ -69,6 +69,8 @@ type connection struct {
 
 	dg datagrams // HTTP/3 datagrams by request stream (RFC 9297)
 
+	prio *serverPriorities // the server's; nil for a client (priority.go)
+
 	tr *Tracer // nil: not traced (tracer.go)
 
 	// uniStream is Extensions.UniStream (extension.go), nil if none.
@@ -121,6 +123,7 @@ func (c *connection) start() error {
 		if err != nil {
 			return nil, err
 		}
+		s.SetPriority(criticalStreamPriority)
 		if _, err := s.Write(append(appendVarint(nil, typ), first...)); err != nil {
 			return nil, err
 		}
@@ -592,6 +595,10 @@ func (c *connection) readControl(br *bufio.Reader, id quic.StreamID) error {
 				return connError(ErrCodeIDError, "MAX_PUSH_ID reduced from %d to %d", maxPushID, f.ID)
 			}
 			maxPushID, maxPushIDSeen = f.ID, true
+		case framePriorityUpdateRequest, framePriorityUpdatePush:
+			if err := c.handlePriorityUpdate(&f); err != nil {
+				return err
+			}
 		case frameCancelPush:
 			// We never promise pushes and never allow them (no
 			// MAX_PUSH_ID), so every push ID is unknown (Section 7.2.3).

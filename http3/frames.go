@@ -392,6 +392,15 @@ func parseFramePayload(typ uint64, p []byte) (frame, error) {
 			return f, connError(ErrCodeFrameError, "malformed PUSH_PROMISE")
 		}
 		f.Payload = p[n:]
+	case framePriorityUpdateRequest, framePriorityUpdatePush:
+		// Prioritized Element ID (i), Priority Field Value (..)
+		// (RFC 9218, Section 7.2).
+		var n int
+		f.ID, n, err = parseVarint(p)
+		if err != nil {
+			return f, connError(ErrCodeFrameError, "malformed PRIORITY_UPDATE")
+		}
+		f.Payload = p[n:]
 	default:
 		f.Payload = p
 	}
@@ -439,7 +448,8 @@ func maxEncodedFieldSection(limit uint64) uint64 {
 // known reports the frame types this package parses.
 func known(typ uint64) bool {
 	switch typ {
-	case frameData, frameHeaders, frameCancelPush, frameSettings, framePushPromise, frameGoaway, frameMaxPushID:
+	case frameData, frameHeaders, frameCancelPush, frameSettings, framePushPromise, frameGoaway, frameMaxPushID,
+		framePriorityUpdateRequest, framePriorityUpdatePush:
 		return true
 	}
 	return false

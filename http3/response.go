@@ -34,6 +34,7 @@ type responseWriter struct {
 	bw     *bufio.Writer
 	req    *http.Request
 	header http.Header
+	prio   *prioritizedStream // the response's priority state (priority.go)
 
 	wroteHeader bool // WriteHeader or Write chose the status
 	committed   bool // the header is in bw
@@ -152,6 +153,11 @@ func (w *responseWriter) commit() {
 				w.declared = append(w.declared, k)
 			}
 		}
+	}
+	if w.prio != nil {
+		// A Priority field in the response header overrides the
+		// request's parameters that it carries (RFC 9218, Section 8).
+		w.sc.prio.setResponse(w.prio, w.header)
 	}
 	err := w.writeFields(w.status, w.header, func(k string) bool {
 		return k == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix)

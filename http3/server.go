@@ -270,6 +270,7 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		maxHeader = uint64(s.MaxHeaderBytes)
 	}
 	sc := &serverConn{srv: s, connection: newConnection(qc, true, maxHeader)}
+	sc.prio = &serverPriorities{}
 	sc.log = s.Logger
 	sc.ctx = ctx
 	sc.ours.EnableConnectProtocol = s.EnableExtendedConnect
@@ -421,6 +422,7 @@ func (sc *serverConn) serve() {
 		if err != nil {
 			return
 		}
+		sc.prio.accepted(str)
 		sc.mu.Lock()
 		if sc.goaway && str.StreamID() >= sc.goawayID {
 			sc.mu.Unlock()
@@ -567,6 +569,10 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	}
 	w := newResponseWriter(sc, str, req)
 	defer w.release()
+	// The response goes at the priority the request asks for, until a
+	// PRIORITY_UPDATE or the handler's Priority field changes it, for as
+	// long as the stream sends (its data may outlive the handler).
+	w.prio = sc.prio.open(str, req.Header)
 	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 		// As net/http does: "100 (Continue) ... indicates that the initial
 		// part of a request has been received" (RFC 9110, Section 15.2.1),
