@@ -110,7 +110,16 @@ func canReplay(req *http.Request) bool {
 // comes first.
 func (t *AutoTransport) watch(a *quicAttempt, o origin) (stop func()) {
 	window := max(t.raceDelay(), 2*ptoOf(a.cc.qc.Stats()))
-	if !handshakeDone(a.cc.qc) {
+	if handshakeDone(a.cc.qc) {
+		// Remembered now, not only when the connection ends: a request
+		// that resumes the session right after this connection closed
+		// must find it, however late the goroutine that records the
+		// final estimate runs.
+		pto := ptoOf(a.cc.qc.Stats())
+		t.mu.Lock()
+		t.rememberPTO(a.key, pto)
+		t.mu.Unlock()
+	} else {
 		// No RTT sample yet: that of the last connection to the
 		// alternative, if any, whose session this one resumes. A path
 		// whose round trip is longer than RaceDelay is not dead

@@ -127,12 +127,14 @@ func (t *AutoTransport) dialAttempt(o origin, a *quicAttempt) {
 	t.cache.confirm(o.key, a.key.authority)
 	go func() {
 		<-cc.qc.Context().Done()
-		pto := ptoOf(cc.qc.Stats())
+		st := cc.qc.Stats()
 		t.mu.Lock()
 		if t.attempts[a.key] == a {
 			delete(t.attempts, a.key)
 		}
-		t.rememberPTO(a.key, pto)
+		if st.SmoothedRTT > 0 { // a connection that measured its RTT
+			t.rememberPTO(a.key, ptoOf(st))
+		}
 		t.mu.Unlock()
 	}()
 }
