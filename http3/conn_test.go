@@ -70,6 +70,14 @@ func TestEncoderStreamBlockedRequestsProceed(t *testing.T) {
 	// reads them), then leave a writer blocked with more: the stream is
 	// blocked on flow control from now on.
 	enc := c.encStream
+	// The connection's own writer must be done with what the first
+	// request queued first: the deadline below would fail its write.
+	c.encW.mu.Lock()
+	queued := c.encW.queued
+	c.encW.mu.Unlock()
+	if err := c.encW.wait(context.Background(), queued); err != nil {
+		t.Fatal(err)
+	}
 	noops := []byte(strings.Repeat("\x20", 64<<10))
 	enc.SetWriteDeadline(time.Unix(1, 0)) // writes what fits without waiting
 	for {
