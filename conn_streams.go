@@ -917,6 +917,7 @@ func (m *streamsMap) retire(s *stream) {
 		m.lastStream = nil
 	}
 	m.unpark(s)
+	m.unschedule(s)
 	retired = true
 	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {

@@ -118,6 +118,19 @@ func (m *streamsMap) appendStreamControlFrames(now time.Time, b []byte, end int)
 	return b
 }
 
+// unschedule takes s, which is being retired, off every list of the
+// scheduler: a stream that waited there (for MAX_DATA above all, which a
+// peer may withhold for ever) must not outlive its retirement, or a peer
+// could make the list grow with every stream reset meanwhile.
+func (m *streamsMap) unschedule(s *stream) {
+	if q := m.sched; q != nil {
+		q.remove(s)
+		q.retransmit.remove(s)
+		q.control.remove(s)
+	}
+	s.inSendable = false
+}
+
 // onConnCredit returns the streams that waited for the connection's
 // credit to the sendable streams, after a MAX_DATA raised it.
 func (m *streamsMap) onConnCredit() {

@@ -124,8 +124,10 @@ type serverPriorities struct {
 	// before the first: an update below it for a stream no longer in
 	// streams came too late and is dropped.
 	maxOpened quic.StreamID
-	pending   map[quic.StreamID]string
-	order     []quic.StreamID // pending's keys, oldest first
+	// pending holds the parsed priority, not the frame's field value,
+	// which may be up to a control frame's 16 KiB.
+	pending map[quic.StreamID]quic.Priority
+	order   []quic.StreamID // pending's keys, oldest first
 }
 
 // prioritizedStream is a request stream with the priority parameters
@@ -154,11 +156,11 @@ func (sp *serverPriorities) accepted(str *quic.Stream) {
 	ps := &prioritizedStream{str: str, request: defaultPriority}
 	sp.mu.Lock()
 	sp.maxOpened = max(sp.maxOpened, id+4)
-	if v, ok := sp.pending[id]; ok {
+	if p, ok := sp.pending[id]; ok {
 		// "the most recently received PRIORITY_UPDATE frame can be
 		// considered as the most up-to-date information that overrides
 		// any other signal" (RFC 9218, Section 7).
-		ps.request, _ = parsePriority(v, defaultPriority)
+		ps.request = p
 		ps.updated = true
 		delete(sp.pending, id)
 	}
@@ -235,7 +237,7 @@ func (sp *serverPriorities) update(id quic.StreamID, v string) error {
 		return nil // the stream is done, or its request never came
 	}
 	if sp.pending == nil {
-		sp.pending = make(map[quic.StreamID]string)
+		sp.pending = make(map[quic.StreamID]quic.Priority)
 	}
 	if _, ok := sp.pending[id]; !ok {
 		for len(sp.pending) >= maxPendingPriorityUpdates {
@@ -253,8 +255,10 @@ func (sp *serverPriorities) update(id quic.StreamID, v string) error {
 		}
 		sp.order = append(keep, id)
 	}
-	// The value is copied: it must not keep the frame's buffer.
-	sp.pending[id] = string([]byte(v))
+	// "Holding PRIORITY_UPDATE frames for each stream requires server
+	// resources, which can be bounded by local implementation policy"
+	// (RFC 9218, Section 7): the priority is kept, not the frame.
+	sp.pending[id] = p
 	return nil
 }
 

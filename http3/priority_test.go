@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,8 +216,8 @@ func pendingUpdates(sc *serverConn) map[quic.StreamID]string {
 	sc.prio.mu.Lock()
 	defer sc.prio.mu.Unlock()
 	m := map[quic.StreamID]string{}
-	for k, v := range sc.prio.pending {
-		m[k] = v
+	for k, p := range sc.prio.pending {
+		m[k] = string(appendPriorityValue(nil, p))
 	}
 	if len(sc.prio.order) > maxPendingPriorityUpdates {
 		m[-1] = "order too long"
@@ -360,4 +361,41 @@ func TestPriorityUpdateMisplaced(t *testing.T) {
 			t.Errorf("request failed with %v; want the client to close the connection with H3_FRAME_UNEXPECTED", r.err)
 		}
 	})
+}
+
+// What a client makes the server keep for streams not opened yet is the
+// priority, not the frame: 64 updates of 16 KiB each (a valid Priority
+// field with an unknown parameter, which "MUST be ignored", RFC 9218,
+// Section 4) must not pin a megabyte per connection ("Holding
+// PRIORITY_UPDATE frames for each stream requires server resources, which
+// can be bounded by local implementation policy", Section 7).
+func TestPriorityUpdatePendingKeepsNoPayload(t *testing.T) {
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	cc := rawConn(t, e)
+	sc := serverConnOf(t, e)
+	pad := "u=1, x=\"" + strings.Repeat("a", 15<<10) + "\""
+	for i := range maxPendingPriorityUpdates {
+		id := quic.StreamID(4 * (i + 1))
+		b := appendFrameHeader(nil, framePriorityUpdateRequest, uint64(varintLen(uint64(id))+len(pad)))
+		b = appendVarint(b, uint64(id))
+		cc.writeControl(append(b, pad...))
+	}
+	last := quic.StreamID(4 * maxPendingPriorityUpdates)
+	for i := 0; i < 2000 && pendingUpdates(sc)[last] == ""; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := pendingUpdates(sc)
+	if len(got) != maxPendingPriorityUpdates {
+		t.Fatalf("%d updates pending, want %d", len(got), maxPendingPriorityUpdates)
+	}
+	total := 0
+	for id, v := range got {
+		total += len(v)
+		if p, ok := parsePriority(v, defaultPriority); !ok || p != (quic.Priority{Urgency: 1}) {
+			t.Fatalf("stream %d: pending %q does not say u=1", id, v[:min(len(v), 20)])
+		}
+	}
+	if total > 64*maxPendingPriorityUpdates {
+		t.Errorf("pending updates keep %d bytes of frame payload, want the priorities only", total)
+	}
 }
