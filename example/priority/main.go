@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,13 +28,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quicstack/quic"
 	"github.com/quicstack/quic/http3"
 	"github.com/quicstack/quic/internal/certs"
+	"github.com/quicstack/quic/internal/cli"
 	"github.com/quicstack/quic/internal/netem"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		// -h: the usage was printed.
+	case errors.As(err, new(*cli.UsageError)):
+		fmt.Fprintln(os.Stderr, "priority:", err)
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "priority:", err)
 		os.Exit(1)
 	}
@@ -47,6 +57,8 @@ type params struct {
 	bgSize     int
 	size       int
 	warm       time.Duration
+	conf       *quic.Config // -cc and -qlog, for both ends
+	keyLog     io.Writer    // -keylog, nil if none
 }
 
 func run(args []string, out io.Writer) error {
@@ -59,9 +71,19 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&p.bgSize, "bg-size", 1_000_000, "size of each background response")
 	fs.IntVar(&p.size, "size", 500_000, "size of the urgent response")
 	fs.DurationVar(&p.warm, "warm", 500*time.Millisecond, "how long the background responses run before the urgent request")
+	common := cli.AddCommon(fs) // -cc, -qlog, -keylog
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	conf, kl, err := common.Setup()
+	if err != nil {
+		return err
+	}
+	if kl != nil {
+		defer kl.Close()
+		p.keyLog = kl
+	}
+	p.conf = conf
 	alone, err := measure(p, 0, "", "u=0")
 	if err != nil {
 		return err
@@ -90,7 +112,8 @@ func measure(p params, n int, bgPrio, urgentPrio string) (time.Duration, error) 
 	}
 	payload := make([]byte, max(p.size, p.bgSize))
 	srv := &http3.Server{
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		TLSConfig:  &tls.Config{Certificates: []tls.Certificate{cert}, KeyLogWriter: p.keyLog},
+		QUICConfig: p.conf,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			size, _ := strconv.Atoi(r.URL.Query().Get("size"))
 			w.Header().Set("Content-Length", strconv.Itoa(size))
@@ -109,7 +132,7 @@ func measure(p params, n int, bgPrio, urgentPrio string) (time.Duration, error) 
 		return 0, err
 	}
 	defer relay.Close()
-	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
+	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost", KeyLogWriter: p.keyLog}, QUICConfig: p.conf}
 	defer tr.Close()
 	client := &http.Client{Transport: tr}
 	base := "https://" + relay.Addr().String() + "/?size="

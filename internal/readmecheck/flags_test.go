@@ -16,7 +16,7 @@ import (
 
 // quicPrograms are the programs that make QUIC connections: each accepts
 // the common flags -cc, -qlog and -keylog with the same help text.
-var quicPrograms = []string{"client", "server", "perf", "bench", "demo", "proxy", "masque", "webtransport"}
+var quicPrograms = []string{"client", "server", "perf", "bench", "demo", "proxy", "masque", "webtransport", "priority"}
 
 // Every program that makes QUIC connections accepts -cc, -qlog and
 // -keylog the same way (cli.AddCommon); ccsim, which simulates, takes
