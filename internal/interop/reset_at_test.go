@@ -147,15 +147,7 @@ func TestResetStreamAtOurClientQuicGoServer(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	accepted := make(chan *quicgo.Conn, 1)
-	go func() {
-		c, err := l.Accept(ctx)
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
+	accepted := acceptOne(ctx, l.Accept)
 	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, &ours.Config{EnableResetStreamAt: true})
 	if err != nil {
 		t.Fatalf("dial quic-go: %v", err)
@@ -184,15 +176,7 @@ func TestResetStreamAtQuicGoClientOurServer(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	accepted := make(chan *ours.Conn, 1)
-	go func() {
-		c, err := l.Accept(ctx)
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
+	accepted := acceptOne(ctx, l.Accept)
 	c, err := quicgo.DialAddr(ctx, l.Addr().String(), ctls, &quicgo.Config{EnableStreamResetPartialDelivery: true})
 	if err != nil {
 		t.Fatalf("quic-go dial: %v", err)
@@ -221,15 +205,7 @@ func TestResetStreamAtNotNegotiatedWithQuicGo(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	accepted := make(chan *quicgo.Conn, 1)
-	go func() {
-		c, err := l.Accept(ctx)
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
+	accepted := acceptOne(ctx, l.Accept)
 	c, err := ours.DialAddr(ctx, l.Addr().String(), ctls, &ours.Config{EnableResetStreamAt: true})
 	if err != nil {
 		t.Fatalf("dial quic-go: %v", err)
@@ -258,4 +234,20 @@ func TestResetStreamAtNotNegotiatedWithQuicGo(t *testing.T) {
 		t.Errorf("quic-go closed the connection: %v", context.Cause(srv.Context()))
 	default:
 	}
+}
+
+// acceptOne accepts one connection with accept in a goroutine of its own
+// and sends it on the returned channel, which is closed without a value if
+// accepting fails.
+func acceptOne[C any](ctx context.Context, accept func(context.Context) (C, error)) chan C {
+	accepted := make(chan C, 1)
+	go func() {
+		c, err := accept(ctx)
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	return accepted
 }
