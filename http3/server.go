@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -410,6 +411,10 @@ type serverConn struct {
 	goaway   bool
 	goawayID quic.StreamID
 	idleT    *time.Timer // Server.IdleTimeout
+	// remote is the peer's address last seen and remoteStr its
+	// String(), for Request.RemoteAddr.
+	remote    net.Addr
+	remoteStr string
 }
 
 // serve accepts request streams until the connection ends. "Clients MUST
