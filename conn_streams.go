@@ -83,7 +83,12 @@ type streamsMap struct {
 	// not arrived count as opened.
 	peerBlockedBidi, peerBlockedUni uint64
 	acceptBidi, acceptUni           []*stream
-	acceptWait                      chan struct{} // made for a waiter, closed and cleared when streams arrive
+	// acceptWaitBidi and acceptWaitUni are made for a waiter, closed
+	// and cleared when streams of their type arrive: one per type, so
+	// that a new request stream does not wake the goroutine accepting
+	// unidirectional streams too (HTTP/3 has one of each, and the
+	// spurious wakeup was one of the few per request).
+	acceptWaitBidi, acceptWaitUni chan struct{}
 	// attention holds streams whose application side changed (data
 	// written or read, close, cancel); attentionPending is set while it
 	// is not empty, so that the connection goroutine looks without the
@@ -304,14 +309,26 @@ func (m *streamsMap) acceptStream(bidi bool) (*stream, <-chan struct{}, error) {
 		}
 		m.attentionPending.Store(true)
 		m.mu.Unlock()
-		m.wake()
+		// The connection goroutine needs waking only for a stream that is
+		// done already (the peer reset it, say): one still open retires
+		// later, when what ends it wakes the goroutine anyway. A request
+		// stream just accepted is open: no wakeup per request.
+		s.mu.Lock()
+		done := s.isDone()
+		s.mu.Unlock()
+		if done {
+			m.wake()
+		}
 		return s, nil, nil
 	}
 	defer m.mu.Unlock()
 	if m.closed != nil {
 		return nil, nil, m.closed
 	}
-	return nil, waitChannel(&m.acceptWait), nil
+	if !bidi {
+		return nil, waitChannel(&m.acceptWaitUni), nil
+	}
+	return nil, waitChannel(&m.acceptWaitBidi), nil
 }
 
 // waitAccept waits for the peer to open a stream (see acceptStream), or
@@ -399,7 +416,11 @@ func (m *streamsMap) getOrOpenPeerStream(id wire.StreamID, ft wire.FrameType, fo
 		*q = append(*q, s)
 	}
 	*peerOpened = num
-	notifyWaiters(&m.acceptWait)
+	if id.IsBidi() {
+		notifyWaiters(&m.acceptWaitBidi)
+	} else {
+		notifyWaiters(&m.acceptWaitUni)
+	}
 	return s, nil
 }
 
@@ -944,7 +965,8 @@ func (m *streamsMap) closeAll(err error) {
 		list = append(list, s)
 	}
 	notifyWaiters(&m.openWait)
-	notifyWaiters(&m.acceptWait)
+	notifyWaiters(&m.acceptWaitBidi)
+	notifyWaiters(&m.acceptWaitUni)
 	m.mu.Unlock()
 	for _, s := range list {
 		s.closeWithConnError(err)
