@@ -72,11 +72,18 @@ func decodePriority(v uint32) Priority {
 
 // setPriority records the priority the application chose and lets the
 // connection goroutine apply it (streamsMap.processAttention). Any
-// goroutine.
+// goroutine. The goroutine is woken only if the stream has data waiting
+// to be sent, which the change may reorder; otherwise it applies the
+// change when it next runs, before the stream's next data (whose write
+// wakes it): an HTTP/3 server sets each response's priority before the
+// handler writes, and that woke the goroutine once per request.
 func (s *stream) setPriority(p Priority) {
 	v := encodePriority(p)
 	if s.prio.Swap(v) != v && s.hasSend {
-		s.m.markAttention(s)
+		s.mu.Lock()
+		waiting := s.send.hasData()
+		s.mu.Unlock()
+		s.m.noteAttention(s, waiting)
 	}
 }
 

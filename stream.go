@@ -502,13 +502,15 @@ func (s *stream) passOn(waiters int, ch chan struct{}) {
 // retire the stream once reading reached the end (the peer's limit on
 // streams rises only then, RFC 9000, Section 4.6).
 //
-// The goroutine is woken only when the read emptied the buffer (the peer
-// may be waiting for credit: nothing more arrives to wake it otherwise),
+// The goroutine is woken only when the read emptied the buffer while the
+// peer has sent up to the limit (it may be waiting for credit: nothing
+// more arrives to wake it otherwise),
 // a large part of the window was read since the credit was last counted,
 // what was read since makes a MAX_STREAM_DATA or MAX_DATA due (the peer
 // may wait for it while the application waits for something else), or
-// the end was reached; meanwhile it counts the credit whenever it runs
-// (profiles: a wakeup per 8 KB read cost more than the read).
+// the end was reached and the stream can retire; meanwhile it counts the
+// credit whenever it runs (profiles: a wakeup per 8 KB read cost more
+// than the read).
 func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	s.mu.Lock()
 	if waited {
@@ -520,8 +522,19 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	// The end of a RESET_STREAM_AT's data counts as the end too: the
 	// stream may retire and the unread data's credit goes back.
 	reachedEOF := s.eofRead && !wasEOF || s.resetRecvd && !wasReset
-	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
-		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
+	// Once the final size is known the peer sends nothing more: no
+	// reader's emptied buffer makes it wait for credit, and reaching the
+	// end matters to the goroutine now only if the stream can retire (its
+	// sending part is done too) and retiring it gives the peer credit for
+	// a new stream (the peer opened it); otherwise the stream, queued
+	// below, is seen when the goroutine next runs, and what ends the
+	// sending part retires it then. So a request or response read to its
+	// end (a FIN with the data) wakes nobody (issue 28: a wakeup per
+	// message).
+	_, finalKnown := s.recvFC.FinalSize()
+	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.id.Initiator() != s.m.role && s.isDone() ||
+		n > 0 && (s.recv.readable() == 0 && !finalKnown && s.recvFC.Highest() >= s.recvFC.Limit() || s.readConsumed >= s.recvFC.Window()/4 ||
+			s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
 		s.readWaiters++
 	} else {
