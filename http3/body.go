@@ -120,6 +120,11 @@ type body struct {
 	// of the message ends the request's content, its content's failure
 	// is reported instead of the reset it caused, and Close ends it.
 	req *clientRequest
+	// ended is set on a server's request whose stream ended right after
+	// its header (probeEnd): the reading is complete, not abandoned, so
+	// Close sends neither STOP_SENDING nor a QPACK Stream Cancellation
+	// (RFC 9204, Section 2.2.2.2: every section on it was processed).
+	ended bool
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
@@ -287,7 +292,7 @@ func (b *body) readTrailers(block []byte) error {
 // whose response is complete or being sent).
 func (b *body) Close() error {
 	b.mu.Lock()
-	done := b.eofCheck
+	done := b.eofCheck || b.ended
 	first := !b.closed
 	b.closed = true
 	if b.err == nil {

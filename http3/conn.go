@@ -306,12 +306,16 @@ func (c *connection) decodeSection(ctx context.Context, id quic.StreamID, block 
 			dst := make([]qpack.HeaderField, 0, max(0, min(len(block)-2, 16)))
 			fields, err = c.dec.DecodeFieldSection(uint64(id), block, dst)
 		}
-		werr := c.flushDecoderStream()
+		// The Section Acknowledgment (RFC 9204, Section 4.4.1) goes out
+		// from this goroutine, not the writer's.
+		c.insBuf = c.dec.AppendDecoderStream(c.insBuf[:0])
+		_, werr := c.decW.add(c.insBuf)
 		update := c.decUpdate
 		c.qmu.Unlock()
 		if werr != nil {
 			return nil, werr
 		}
+		c.decW.writeNow()
 		switch {
 		case abandoned:
 			if err := watch.resetErr(); err != nil {

@@ -60,7 +60,7 @@ func benchSmallHandler() http.Handler {
 
 // benchRequestSetup starts a server on loopback for proto (h3 or h2)
 // and returns a client for it, its URL and a cleanup function.
-func benchRequestSetup(b *testing.B, proto string) (*http.Client, string, func()) {
+func benchRequestSetup(b testing.TB, proto string) (*http.Client, string, func()) {
 	cert, pool := testCert(b)
 	stls := &tls.Config{Certificates: []tls.Certificate{cert}}
 	ctls := &tls.Config{RootCAs: pool, ServerName: "localhost"}
@@ -92,5 +92,37 @@ func benchRequestSetup(b *testing.B, proto string) (*http.Client, string, func()
 			tr.CloseIdleConnections()
 			srv.Close()
 		}
+	}
+}
+
+// TestRequestAllocs bounds the allocations of a small GET with one request
+// in flight, client and server together in this process (issue 28): 66
+// today, against 105 before the request path was trimmed and 70 for
+// net/http's HTTP/2 over TLS (BenchmarkRequestOneInFlight). The bound
+// leaves room for the occasional allocation of the QUIC connections'
+// background work (timers, a packet's retransmission) within the average.
+func TestRequestAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are asserted without the race detector")
+	}
+	c, url, stop := benchRequestSetup(t, "h3")
+	defer stop()
+	get := func() {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || n != int64(len(benchSmallBody)) || resp.StatusCode != 200 {
+			t.Fatalf("%d bytes, status %d, %v", n, resp.StatusCode, err)
+		}
+	}
+	for range 50 {
+		get()
+	}
+	const bound = 75
+	if a := testing.AllocsPerRun(300, get); a > bound {
+		t.Fatalf("%.1f allocations per request, want at most %d", a, bound)
 	}
 }
