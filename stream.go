@@ -525,14 +525,13 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	// Once the final size is known the peer sends nothing more: no
 	// reader's emptied buffer makes it wait for credit, and reaching the
 	// end matters to the goroutine now only if the stream can retire (its
-	// sending part is done too) and retiring it gives the peer credit for
-	// a new stream (the peer opened it); otherwise the stream, queued
-	// below, is seen when the goroutine next runs, and what ends the
-	// sending part retires it then. So a request or response read to its
-	// end (a FIN with the data) wakes nobody (issue 28: a wakeup per
-	// message).
+	// sending part is done too: the retirement cancels Context, and gives
+	// the peer credit for a new stream if it opened it); otherwise the
+	// stream, queued below, is seen when the goroutine next runs, and the
+	// acknowledgment that ends the sending part retires it. So a request
+	// read to its end (a FIN with the data) wakes nobody (issue 28).
 	_, finalKnown := s.recvFC.FinalSize()
-	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.id.Initiator() != s.m.role && s.isDone() ||
+	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.isDone() ||
 		n > 0 && (s.recv.readable() == 0 && !finalKnown && s.recvFC.Highest() >= s.recvFC.Limit() || s.readConsumed >= s.recvFC.Window()/4 ||
 			s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
