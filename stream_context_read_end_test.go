@@ -17,7 +17,7 @@ import (
 // since issue 28; this is the wakeup they keep.
 func TestSynctestContextDoneWhenReadToEndLast(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		str, err := p.client.OpenStream()
