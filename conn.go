@@ -115,7 +115,7 @@ type Conn struct {
 	migrateReqs []migrateRequest
 	hasRequest  atomic.Bool
 	// loopFns are functions to run on the run goroutine, guarded by mu
-	// (Conn.onLoop); follow follows the network (conn_follow.go), nil
+	// (Conn.onLoop); follow follows the network (conn_driver_follow.go), nil
 	// without Config.FollowNetwork.
 	loopFns []func()
 	follow  *follower

@@ -156,7 +156,7 @@ package quic
 // conn.go, conn_driver_io.go, conn_driver_park.go, conn_driver_runner.go,
 // closed_conn.go, listener.go, transport.go, transport_io.go,
 // transport_reuseport.go, reuseport.go, reuseport_linux.go,
-// reuseport_other.go, keys_fleet.go, conn_follow.go, addr_early.go,
+// reuseport_other.go, keys_fleet.go, conn_driver_follow.go, addr_early.go,
 // netwatch_linux.go, netwatch_other.go, netlink_linux.go, stream.go,
 // sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
 // sys_conn_errors_windows.go; and
