@@ -299,6 +299,9 @@ func (sp *packetSpace) cryptoToSend() bool { return sp.crypto != nil && sp.crypt
 // connParams are what a connection needs besides its Config.
 type connParams struct {
 	tls *tls.Config // prepared by handshake.PrepareTLSConfig
+	// sessionTickets, on a server, are the rotating keys that seal its
+	// session tickets at the connection's time, or nil (keys_fleet.go).
+	sessionTickets *handshake.EpochKeys
 	// Connection IDs: our IDs come from connIDGen and are routed through
 	// routes. For a client, origDstConnID is the random initial
 	// destination and peerConnID equals it until the server answers; for
@@ -425,7 +428,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 
 	params := c.ourTransportParameters(p)
 	c.params, c.maxDatagramFrameSize = &params, params.MaxDatagramFrameSize
-	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early}
+	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early, SessionTickets: p.sessionTickets}
 	if role == wire.RoleServer {
 		setup.EnableEarlyData = cfg.Allow0RTT
 		setup.AdmitEarlyData = c.admitEarlyData(p) // conn_antireplay.go

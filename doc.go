@@ -159,8 +159,9 @@ package quic
 // reuseport_other.go, keys_fleet.go, conn_driver_follow.go, addr_early.go,
 // netwatch_linux.go, netwatch_other.go, netlink_linux.go, stream.go,
 // sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
-// sys_conn_errors_windows.go; and
-// two stores that the application or crypto/tls call outside the state
-// machines and that read the clock themselves: conn_antireplay.go
-// (AntiReplayCache.Admit) and handshake/session_ticket_keys.go (the
-// ticket keys' epochs, tls.Config.Time or time.Now).
+// sys_conn_errors_windows.go; and two clock-reading wrappers for callers
+// outside the state machines, whose connections use the variants that take
+// the time: conn_driver_antireplay.go (AntiReplayCache.Admit; connections
+// call AdmitAt) and handshake/session_ticket_clock.go
+// (handshake.ConfigureSessionTickets; connections seal tickets through
+// handshake.Config.SessionTickets at their own time).

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -29,6 +30,7 @@ import (
 type Listener struct {
 	t            *Transport
 	tls          *tls.Config
+	tickets      *handshake.EpochKeys // Transport.Keys' session ticket keys, or nil
 	config       *Config
 	accept       chan *Conn
 	closed       chan struct{}
@@ -178,6 +180,7 @@ func (l *Listener) state(now time.Time) listenState {
 func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net.Addr, a *acceptDecision) bool {
 	hdr, cp := a.hdr, a.params
 	cp.tls, cp.seed, cp.ecn = l.tls, randomSeed(), l.t.sock.ecn()
+	cp.sessionTickets = l.tickets
 	c := newConn(l.t, addr, l.config)
 	c.origin = l
 	if !l.t.trackConn(c) {

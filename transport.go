@@ -396,8 +396,8 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 	if err != nil {
 		return nil, err
 	}
-	t.configureTickets(tc)
 	l := newListener(t, tc, conf.withDefaults())
+	l.tickets = t.sessionTickets(tc)
 	l.early = early
 	t.life.mu.Lock()
 	defer t.life.mu.Unlock()
