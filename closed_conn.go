@@ -116,7 +116,7 @@ type closedConns struct {
 func (t *Transport) addClosed(c *Conn, cc *closedConn) {
 	for _, tr := range cc.transports {
 		for _, cid := range cc.cids {
-			tr.handlers.hand(cid, c, cc)
+			tr.ep.routes.hand(cid, c, cc)
 		}
 	}
 	s := &t.closed
@@ -164,7 +164,7 @@ func (t *Transport) reapClosed() {
 func (t *Transport) removeClosed(cc *closedConn) {
 	for _, tr := range cc.transports {
 		for _, cid := range cc.cids {
-			tr.handlers.removeClosed(cid, cc)
+			tr.ep.routes.removeClosed(cid, cc)
 		}
 	}
 	if cc.traceDone != nil {

@@ -302,14 +302,19 @@ type connParams struct {
 	// sessionTickets, on a server, are the rotating keys that seal its
 	// session tickets at the connection's time, or nil (keys_fleet.go).
 	sessionTickets *handshake.EpochKeys
-	// Connection IDs: our IDs come from connIDGen and are routed through
-	// routes. For a client, origDstConnID is the random initial
-	// destination and peerConnID equals it until the server answers; for
-	// a server, both come from the client's first Initial.
-	connIDGen     ConnectionIDGenerator
-	routes        connIDRoutes
-	peerConnID    wire.ConnectionID
-	origDstConnID wire.ConnectionID
+	// Connection IDs: our IDs come from connIDGen, and the driver has
+	// them routed by its endpoint (connIDEvent). localConnID and
+	// preferredConnID, if set, are the IDs of sequence numbers 0 and 1
+	// that the endpoint generated and routed already (endpoint.newConnID);
+	// unset, the connection generates them. For a client, origDstConnID
+	// is the random initial destination and peerConnID equals it until
+	// the server answers; for a server, both come from the client's first
+	// Initial.
+	connIDGen       ConnectionIDGenerator
+	localConnID     wire.ConnectionID
+	preferredConnID wire.ConnectionID
+	peerConnID      wire.ConnectionID
+	origDstConnID   wire.ConnectionID
 	// initialKeyConnID, if set, is the connection ID the Initial keys
 	// derive from, when it is not origDstConnID: on a server after a
 	// Retry, the Retry's Source Connection ID (RFC 9001, Section 5.2).
@@ -390,11 +395,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		c.offeredVersion, c.version = p.version, wire.Version1
 	}
 	c.firstVersion = c.version
-	routes := p.routes
-	if routes == nil {
-		routes = nopRoutes{}
-	}
-	if err := c.localIDs.init(p.connIDGen, p.statelessReset, routes, 0); err != nil {
+	if err := c.localIDs.init(p.connIDGen, p.statelessReset, p.localConnID, 0); err != nil {
 		return nil, err
 	}
 	c.localConnID = c.localIDs.initial()
@@ -515,7 +516,7 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 			tp.RetrySourceConnectionID, tp.HasRetrySourceConnectionID = p.retrySrcConnID, true
 		}
 		tp.StatelessResetToken, tp.HasStatelessResetToken = c.localIDs.initialResetToken(), true
-		c.offerPreferredAddress(&tp, p.preferredAddress)
+		c.offerPreferredAddress(&tp, p.preferredAddress, p.preferredConnID)
 	}
 	tp.DisableActiveMigration = cfg.DisableActiveMigration
 	if testHookTransportParameters != nil {

@@ -188,22 +188,35 @@ func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net
 	}
 	// Packets the client sends to its original destination ID until it
 	// learns ours must reach this connection too.
-	if !l.t.handlers.add(hdr.DstConnID, c) {
+	if !l.t.ep.routes.add(hdr.DstConnID, c) {
 		l.t.abandonConn(c)
 		return false // a retransmitted Initial raced with the first
 	}
 	c.firstDstConnID = hdr.DstConnID
+	abandon := func() bool {
+		for _, cid := range []ConnectionID{hdr.DstConnID, cp.localConnID, cp.preferredConnID} {
+			l.t.ep.routes.remove(cid, c)
+		}
+		l.t.abandonConn(c)
+		return false
+	}
+	// The endpoint picks and routes the connection's own first IDs
+	// (endpoint.newConnID); it routes those the connection issues later
+	// as the connection asks (Conn.routeConnIDs).
+	var err error
+	if cp.localConnID, err = l.t.ep.newConnID(c); err != nil {
+		return abandon()
+	}
 	cp.maxSendPayload, cp.maxRecvPayload = l.t.sock.payloadLimits()
-	cp.routes = connRoutes{&l.t.handlers, c}
 	cp.path = l.t.pathAddrsFor(addr)
-	l.applyPreferred(c, &cp)
+	if err := l.applyPreferred(c, &cp); err != nil {
+		return abandon()
+	}
 	cp.tracer = l.config.newTracer(c, false, cp.origDstConnID)
 	st, err := newConnState(now, wire.RoleServer, l.config, cp)
 	if err != nil {
 		tracerDone(cp.tracer)
-		l.t.handlers.remove(hdr.DstConnID, c)
-		l.t.abandonConn(c)
-		return false
+		return abandon()
 	}
 	if a.token == tokenInvalidRetry {
 		// "If a server receives a client Initial that contains an invalid
