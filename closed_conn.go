@@ -252,6 +252,9 @@ func closedPop(h *[]*closedConn) *closedConn {
 // connection's whole closing period in turn.
 func (c *Conn) closeToRoutes() *closedConn {
 	st := c.state
+	// Routing changes still queued (an ID the peer just retired) are
+	// applied first, so that what the record takes over is what routes.
+	c.routeConnIDs(time.Now())
 	cc := &closedConn{deadline: st.closing.deadline, transports: append([]*Transport{c.t}, c.extra...)}
 	if tr := st.obs.t; tr != nil {
 		cc.traceDone = tr.Done
