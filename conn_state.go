@@ -14,12 +14,16 @@ import (
 )
 
 // connState is the protocol core of one connection: a state machine that is
-// handed time and datagrams and returns datagrams and deadlines. It never
-// reads the clock, never touches a socket and starts no goroutine; the Conn
-// goroutine (or the simulator in tests) drives it:
+// handed time and datagrams and returns datagrams, deadlines and events. It
+// never reads the clock, never touches a socket and starts no goroutine; the
+// Conn goroutine (or the simulator in tests) drives it:
 //
 //   - handleDatagram(now, datagram) for every datagram received,
 //   - handleTimeout(now) when nextDeadline() has passed,
+//   - localIDs.pollEvent() for the routing changes of its connection IDs,
+//     handed to the endpoint with the answers back (localIDs.onRouted),
+//     before each pollTransmit and whenever pollTransmit returned nothing
+//     with events pending (Conn.routeConnIDs),
 //   - pollTransmit(now, buf) until it returns no more datagrams.
 //
 // Only one goroutine at a time may call it. Application goroutines reach
