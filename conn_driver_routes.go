@@ -14,6 +14,7 @@ import "time"
 // It allocates nothing.
 func (c *Conn) routeConnIDs(now time.Time) {
 	st := c.state
+	st.issueDueConnIDs(now)
 	for {
 		ev, ok := st.localIDs.pollEvent()
 		if !ok {

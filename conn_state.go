@@ -808,6 +808,16 @@ func (c *connState) confirmHandshake(now time.Time) {
 	c.migrateToPreferredAddress(now)
 }
 
+// issueDueConnIDs issues the spare connection IDs that are due, if any,
+// so that their issue events reach the endpoint, and their frames the
+// next datagram, as the driver routes the events before it polls
+// (Conn.routeConnIDs); pollTransmit issues them otherwise.
+func (c *connState) issueDueConnIDs(now time.Time) {
+	if c.spareConnIDsDue && c.closeState == stateActive {
+		c.issueSpareConnIDs(now)
+	}
+}
+
 // issueSpareConnIDs issues the connection IDs that confirmHandshake made
 // due, up to the peer's active_connection_id_limit (RFC 9000,
 // Section 5.1.1).

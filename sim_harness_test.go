@@ -158,6 +158,7 @@ func (e *simEndpoint) sync(now time.Time) {
 		return
 	}
 	ep := e.endpoint()
+	e.c.issueDueConnIDs(now)
 	for {
 		ev, ok := e.c.localIDs.pollEvent()
 		if !ok {
