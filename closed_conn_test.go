@@ -17,8 +17,8 @@ import (
 // routeCounts returns how many connection IDs of t route to connections
 // and to closed connections.
 func routeCounts(t *Transport) (conns, closed int) {
-	for i := range t.handlers.shards {
-		s := &t.handlers.shards[i]
+	for i := range t.ep.routes.shards {
+		s := &t.ep.routes.shards[i]
 		s.mu.RLock()
 		for _, r := range s.m {
 			if r.c != nil {
@@ -166,7 +166,7 @@ func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want [
 	cid := wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8})
 	c := newConn(tr, peer.LocalAddr(), nil)
 	tr.conns.Add(1) // as Conn.start does
-	if !tr.handlers.add(cid, c) {
+	if !tr.ep.routes.add(cid, c) {
 		t.Fatal("add failed")
 	}
 	closeDatagram := make([]byte, closeSize)
@@ -178,7 +178,7 @@ func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want [
 		cids:       []wire.ConnectionID{cid},
 		transports: []*Transport{tr},
 	})
-	if r := tr.handlers.get(cid); r.c != nil || r.closed == nil {
+	if r := tr.ep.routes.get(cid); r.c != nil || r.closed == nil {
 		t.Fatalf("the ID routes to %+v, want the closed connection", r)
 	}
 	pkt := append([]byte{0x40}, cid.Bytes()...)
@@ -201,7 +201,7 @@ func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want [
 	}
 	time.Sleep(time.Second)
 	synctest.Wait()
-	if r := tr.handlers.get(cid); r.c != nil || r.closed != nil {
+	if r := tr.ep.routes.get(cid); r.c != nil || r.closed != nil {
 		t.Errorf("after the deadline the ID routes to %+v, want nothing", r)
 	}
 	if got := tr.Stats().ConnectionsOpen; got != 0 {

@@ -275,3 +275,21 @@ func TestAntiReplayCache(t *testing.T) {
 		}
 	})
 }
+
+// TestAntiReplayCacheAdmitAt: the cache keeps a key until ttl after the
+// time its caller gives, and reads no clock of its own (dates far from
+// today's prove it).
+func TestAntiReplayCacheAdmitAt(t *testing.T) {
+	a := NewAntiReplayCache(4)
+	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for _, c := range []struct {
+		now  time.Time
+		want bool
+	}{{t0, true}, {t0.Add(59 * time.Second), false}, {t0.Add(time.Minute), true}, {t0.Add(90 * time.Second), false}} {
+		ok, err := a.AdmitAt(ctx, c.now, []byte("ticket"), time.Minute)
+		if err != nil || ok != c.want {
+			t.Fatalf("AdmitAt(%v) = %v, %v; want %v", c.now.Sub(t0), ok, err, c.want)
+		}
+	}
+}

@@ -290,7 +290,7 @@ func TestDatagramDuringHandOverGoesToRecord(t *testing.T) {
 		synctest.Wait() // closing: handed over to the record
 		var cid wire.ConnectionID
 		server.state.localIDs.each(func(id ConnectionID) { cid = id })
-		r := m.serverT.handlers.get(cid)
+		r := m.serverT.ep.routes.get(cid)
 		if r.closed == nil {
 			t.Fatal("the closed connection's IDs do not route to its record")
 		}
