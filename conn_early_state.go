@@ -28,13 +28,3 @@ func (c *Conn) publishEarly() {
 		l.earlyReady(c) // the handshake goes on counting until it ends
 	}
 }
-
-// chanClosed reports whether ch is closed, without blocking.
-func chanClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
