@@ -283,8 +283,8 @@ func TestTransportCloseBound(t *testing.T) {
 // dropped for a full queue.
 func TestDatagramDuringHandOverGoesToRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemTransports(t)
-		defer m.close(time.Second, time.Second)
+		m := newConnPair(t, connPairOpts{Mem: true, NoDial: true})
+		defer m.closeAfter(time.Second, time.Second)
 		client, server := m.dial(t, nil)
 		server.CloseWithError(0, "bye")
 		synctest.Wait() // closing: handed over to the record

@@ -71,16 +71,27 @@ func decodePriority(v uint32) Priority {
 }
 
 // setPriority records the priority the application chose and lets the
-// connection goroutine apply it (streamsMap.processAttention). Any
-// goroutine.
+// connection goroutine apply it (streamsMap.processAttention copies it
+// to appPrio). Any goroutine.
 func (s *stream) setPriority(p Priority) {
 	v := encodePriority(p)
-	if s.prio.Swap(v) != v && s.hasSend {
-		s.m.markAttention(s)
+	m := s.m
+	m.mu.Lock()
+	changed := s.prio != v
+	s.prio = v
+	m.mu.Unlock()
+	if changed && s.hasSend {
+		m.markAttention(s)
 	}
 }
 
-func (s *stream) priority() Priority { return decodePriority(s.prio.Load()) }
+// priority returns the priority the application set. Any goroutine; the
+// connection goroutine uses appPrio instead.
+func (s *stream) priority() Priority {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return decodePriority(s.prio)
+}
 
 // SetPriority sets the stream's sending priority (see Priority); new
 // streams have DefaultPriority. It may be called at any time, from any

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -24,13 +23,16 @@ import (
 //
 //	class                      fields
 //	immutable after newStream  id, m, ctx, cancel, hasRecv, hasSend
-//	guarded by m.mu            inAttention, accepted
+//	guarded by m.mu            inAttention, accepted, prio (the priority
+//	                           the application set: priority.go)
 //	connection goroutine only  inSendable, ctlPending, creditWait,
-//	                           parkedAt, held, sched
-//	atomic                     prio (any goroutine stores, the connection
-//	                           goroutine loads it when the stream's
-//	                           attention is processed: priority.go)
+//	                           parkedAt, held, sched, appPrio (prio as
+//	                           processAttention last copied it)
 //	guarded by mu              every other field from mu on
+//
+// There is no atomic: the application's changes reach the connection
+// goroutine through the attention list (streamsMap.noteRead) and its one
+// wake flag.
 //
 // mu is never held while m.mu is taken or while blocking: a blocked Read
 // or Write waits on readCh or writeCh (one pending signal each) with mu
@@ -59,11 +61,13 @@ type stream struct {
 	// the server's real stream limit, the stream sends nothing until the
 	// limit rises (conn_early.go).
 	held bool
-	// sched is the stream's place in the send order, the connection
-	// goroutine's; prio the priority the application set, any goroutine's
+	// sched is the stream's place in the send order and appPrio the
+	// priority it is sent with, the connection goroutine's; prio the
+	// priority the application set (encodePriority), guarded by m.mu
 	// (priority.go).
-	sched schedNode
-	prio  atomic.Uint32
+	sched   schedNode
+	appPrio uint32 // encodePriority; 0 means DefaultPriority
+	prio    uint32
 
 	mu      sync.Mutex
 	connErr error // the connection ended
@@ -244,7 +248,6 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	if s.hasRecv {
 		if s.readConsumed > 0 {
 			s.recvFC.OnConsumed(now, s.readConsumed)
-			s.m.readPending.Add(-int64(s.readConsumed))
 			s.readConsumed = 0
 		}
 		if s.abandonDue {
@@ -529,12 +532,7 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	}
 	s.mu.Unlock()
 	if n > 0 || reachedEOF {
-		s.m.noteAttention(s, wake)
-	}
-	// Counted once the stream is queued: a connection goroutine that
-	// finds the count at its mark finds the stream to take it from.
-	if n > 0 && s.m.addRead(n) && !wake {
-		s.m.wake()
+		s.m.noteRead(s, wake, n)
 	}
 	return n, err, deadline
 }
@@ -597,7 +595,7 @@ func (s *stream) write(p []byte) (int, error) {
 		deadline := s.writeDeadline
 		s.mu.Unlock()
 		if n > 0 {
-			s.m.noteAttention(s, !hadData)
+			s.m.noteRead(s, !hadData, 0)
 		}
 		if err != nil || written == len(p) {
 			return written, err
