@@ -72,8 +72,9 @@ type Conn struct {
 	// the client's first Initial, routed to this connection until it ends.
 	firstDstConnID wire.ConnectionID
 	// listener, on a server whose handshake is in progress, is told when
-	// it completes or fails (Listener.handshakeComplete); run goroutine
-	// only.
+	// it completes or fails (Listener.handshakeComplete), and for
+	// ListenEarly when its ClientHello was processed
+	// (Listener.earlyReady); run goroutine only.
 	listener *Listener
 	// origin, on a server, is the listener that started the connection;
 	// a handshake that fails counts toward its Retry decision
@@ -372,7 +373,17 @@ func (c *Conn) publishHandshake() {
 		close(c.handshakeDone)
 		if l := c.listener; l != nil {
 			c.listener = nil
-			l.handshakeComplete(c)
+			if !l.early {
+				l.handshakeComplete(c)
+			} else {
+				if !c.early.published {
+					// Not released early (no early TLS state
+					// yet): released now, complete. publishEarly
+					// comes later and finds c.listener nil.
+					l.earlyReady(c)
+				}
+				l.handshakes.Add(-1)
+			}
 		}
 	}
 }

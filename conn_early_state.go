@@ -9,8 +9,8 @@ type earlyState struct {
 }
 
 // publishEarly makes the TLS state the ClientHello decided visible to
-// ConnectionState and releases the connection to a ListenEarly Accept,
-// once. It runs on the connection's goroutine (publish).
+// ConnectionState and releases the connection to a ListenEarly Accept
+// (Listener.earlyReady), once. It runs on the connection's goroutine (publish).
 func (c *Conn) publishEarly() {
 	if c.early.published {
 		return
@@ -24,14 +24,7 @@ func (c *Conn) publishEarly() {
 	c.snapshot.early = es
 	c.mu.Unlock()
 	close(c.early.ready)
-}
-
-// chanClosed reports whether ch is closed, without blocking.
-func chanClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
+	if l := c.listener; l != nil && l.early {
+		l.earlyReady(c) // the handshake goes on counting until it ends
 	}
 }

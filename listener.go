@@ -229,13 +229,8 @@ func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net
 		return false
 	}
 	l.handshakes.Add(1)
-	if l.early {
-		c.start(st)
-		go l.waitHandshake(c)
-	} else {
-		c.listener = l
-		c.start(st)
-	}
+	c.listener = l
+	c.start(st)
 	in := l.t.inbound(d, bp)
 	in.addrs = cp.path
 	took := c.enqueue(in)
@@ -243,29 +238,21 @@ func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net
 	return took
 }
 
-// waitHandshake, for ListenEarly, queues c for Accept once its
-// ClientHello was processed (its application protocol is known, as with
-// quic-go's early listeners) and counts its handshake as in progress
-// until it completes. A connection that fails first is not queued.
-func (l *Listener) waitHandshake(c *Conn) {
-	defer l.handshakes.Add(-1)
-	select {
-	case <-c.early.ready:
-	case <-c.handshakeDone:
-	case <-c.ctx.Done():
-	case <-l.closed:
-	}
-	if !chanClosed(c.early.ready) && !chanClosed(c.handshakeDone) {
-		if c.ctx.Err() == nil {
-			l.refuse(c) // the listener closed
-		}
+// earlyReady, for ListenEarly, queues c for Accept once its ClientHello
+// was processed (its application protocol is known, as with quic-go's
+// early listeners). It runs on c's goroutine (Conn.publishEarly), which
+// hands itself over as for a completed handshake (handshakeComplete)
+// rather than a goroutine per connection waiting for it: one wakeup less
+// before a 0-RTT request reaches the application. The handshake counts as
+// in progress until it completes or fails (Conn.publishHandshake,
+// Conn.publish), whether or not the connection was accepted meanwhile.
+func (l *Listener) earlyReady(c *Conn) {
+	if l.isClosed() {
+		l.refuse(c)
 		return
 	}
-	l.push(c)
-	select {
-	case <-c.handshakeDone:
-	case <-c.ctx.Done():
-	case <-l.closed:
+	if !l.tryPush(c) {
+		go l.push(c) // the accept queue is full: wait there, not here
 	}
 }
 

@@ -22,10 +22,13 @@ import (
 // packets the bound covers about 78 MB in flight.
 const rateMaxTracked = 1 << 16
 
-// rateInitialTracked is the ring's initial capacity; it doubles as needed
-// up to rateMaxTracked and never shrinks, so that the steady state does not
-// allocate.
-const rateInitialTracked = 64
+// rateInitialTracked is the ring's capacity at the first packet sent (not
+// before: a connection that never sends, or is released idle, holds none);
+// it doubles as needed up to rateMaxTracked and never shrinks while
+// packets are in flight, so that the steady state does not allocate. 16
+// covers a handshake's packets (a ring of 64 was 4.6 KB of each
+// connection's handshake allocations, issue 28).
+const rateInitialTracked = 16
 
 // ratePacket is the per-packet (P) state of Section 4.1.2.1.2. Times are
 // nanoseconds since the sampler's epoch.
@@ -185,8 +188,7 @@ type rateSampler struct {
 }
 
 func (s *rateSampler) init() {
-	s.packets.grow()
-	s.rs.rtt = -1
+	s.rs.rtt = -1 // the ring grows at the first push
 }
 
 // ts converts now to nanoseconds since the epoch, which is the first time

@@ -46,7 +46,13 @@ var (
 	perfRuns  = flag.Int("perf.runs", 3, "bulk transfer runs per figure (the median is reported)")
 	perfTime  = flag.Duration("perf.time", 3*time.Second, "duration of the handshake measurement")
 	perfIdle  = flag.Bool("perf.idle", true, "measure idle connections (takes a minute)")
+	perfRows  = flag.String("perf.rows", "", "comma-separated groups of TestPerf rows to run (bulk, 1452, veth, handshakes, ttfb, idle); empty: all")
 )
+
+// perfRowGroup reports whether TestPerf runs the group of rows g (-perf.rows).
+func perfRowGroup(g string) bool {
+	return *perfRows == "" || slices.Contains(strings.Split(*perfRows, ","), g)
+}
 
 // bulkResult is one bulk transfer figure.
 type bulkResult struct {
@@ -514,10 +520,15 @@ func TestPerf(t *testing.T) {
 				ratio(o.cpuPerGB.Seconds(), q.cpuPerGB.Seconds()), ratio(o.cpuPerGB.Seconds(), k.cpuPerGB.Seconds())))
 		}
 	}
-	bulkRows("loopback")
-	perf1452Rows(t, add)
+	if perfRowGroup("bulk") {
+		bulkRows("loopback")
+	}
+	if perfRowGroup("1452") {
+		perf1452Rows(t, add)
+	}
 
-	if os.Geteuid() != 0 {
+	if !perfRowGroup("veth") {
+	} else if os.Geteuid() != 0 {
 		t.Log("veth: skipped, creating network namespaces needs root")
 	} else if ns, err := newNetnsPair(); err != nil {
 		t.Logf("veth: skipped, cannot create network namespaces: %v", err)
@@ -528,7 +539,23 @@ func TestPerf(t *testing.T) {
 		ns.close()
 	}
 
-	// Interleaved rounds, the median of each, as for bulk transfers.
+	if perfRowGroup("handshakes") {
+		handshakeRows(t, add)
+	}
+	if perfRowGroup("ttfb") {
+		if err := perfTTFBRows(add); err != nil {
+			t.Fatalf("0-RTT time to first byte: %v", err)
+		}
+	}
+	if *perfIdle && perfRowGroup("idle") {
+		idleRows(t, add)
+	}
+	printPerfTable(rows, n)
+}
+
+// handshakeRows adds the handshake rows: interleaved rounds, the median of
+// each, as for bulk transfers.
+func handshakeRows(t *testing.T, add func(perfRow)) {
 	var hs, hcpu [3][]float64
 	for i := 0; i < *perfRuns; i++ {
 		for j, f := range []func() (hsResult, error){
@@ -554,12 +581,12 @@ func TestPerf(t *testing.T) {
 		ratio(ho, hq), ratio(ho, ht)))
 	add(row6("CPU per handshake, both sides (µs)", fmt.Sprintf("%.0f", co), fmt.Sprintf("%.0f", cq), fmt.Sprintf("%.0f", ct),
 		ratio(co, cq), ratio(co, ct)))
+}
 
-	if err := perfTTFBRows(add); err != nil {
-		t.Fatalf("0-RTT time to first byte: %v", err)
-	}
-
-	if *perfIdle {
+// idleRows adds the idle-connection rows (memory, and the time to
+// establish -idleconns connections).
+func idleRows(t *testing.T, add func(perfRow)) {
+	{
 		stls := perfTLS.server
 		ro, err := idleMemoryOnce(ourImpl, stls, *idleConns)
 		if err != nil {
@@ -578,7 +605,10 @@ func TestPerf(t *testing.T) {
 			fmt.Sprintf("%.1f", ro.establish.Seconds()), fmt.Sprintf("%.1f", rq.establish.Seconds()), "—",
 			ratio(ro.establish.Seconds(), rq.establish.Seconds()), "—"))
 	}
+}
 
+// printPerfTable prints TestPerf's table in Markdown.
+func printPerfTable(rows []perfRow, n int64) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| %s | ours | quic-go | quinn-perf | TLS/TCP | ours ÷ quic-go | ours ÷ quinn | ours ÷ TLS/TCP |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", "Measure")
 	for _, r := range rows {
