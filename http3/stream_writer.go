@@ -31,6 +31,13 @@ type streamWriter struct {
 	busy    bool             // a Write is in progress
 }
 
+// inlineWriteMax is how many bytes in total a stream may take from
+// writeNow: half the QUIC stream's send buffer (1 MiB), so that an inline
+// Write never waits for acknowledgements or flow-control credit. Beyond
+// it (about 250,000 responses' decoder instructions on one connection)
+// every write is run's.
+const inlineWriteMax = 512 << 10
+
 func newStreamWriter() *streamWriter {
 	return &streamWriter{wake: make(chan struct{}, 1)}
 }
@@ -75,11 +82,15 @@ func (w *streamWriter) signal() {
 // hold no lock, if no Write is in progress and the stream is open;
 // otherwise it leaves the bytes to run. It saves run's wakeup for the few
 // bytes of a QPACK decoder instruction, one per response on a client
-// (issue 28). The Write blocks only while the stream's send buffer (1 MiB
-// unacknowledged) is full.
+// (issue 28). A Write blocks only while the stream's send buffer (1 MiB
+// unacknowledged) is full, which a peer that withholds flow-control credit
+// can cause; so writeNow writes only while the stream's total stays below
+// inlineWriteMax, where that buffer cannot be full, and leaves the rest to
+// run: the caller (a request's goroutine) never blocks on the peer here.
 func (w *streamWriter) writeNow() {
 	w.mu.Lock()
-	if w.busy || w.s == nil || w.err != nil || len(w.pending) == 0 {
+	if w.busy || w.s == nil || w.err != nil || len(w.pending) == 0 ||
+		w.written+uint64(len(w.pending)) > inlineWriteMax {
 		more := len(w.pending) > 0
 		w.mu.Unlock()
 		if more {
