@@ -33,7 +33,8 @@ type List[T any] struct {
 
 // New returns a list that makes objects with newT when it is empty and
 // holds at most max objects; Put drops any beyond. The list is trimmed
-// at every garbage collection (see List).
+// at every garbage collection (see List) and stays registered for that
+// for the life of the program: make lists once, in package variables.
 func New[T any](max int, newT func() *T) *List[T] {
 	l := &List[T]{newT: newT, max: max}
 	registry.mu.Lock()
