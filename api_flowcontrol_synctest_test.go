@@ -19,7 +19,7 @@ import (
 // stays bounded by MaxConnectionReceiveWindow.
 func TestSynctestAcceptWaitsOnUsedConnWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, &Config{MaxIdleTimeout: time.Hour}, &Config{MaxIdleTimeout: time.Hour})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{MaxIdleTimeout: time.Hour}, Server: &Config{MaxIdleTimeout: time.Hour}})
 		// Two streams of 600 KB fill their 512 KiB stream windows, more
 		// than the 768 KiB connection window between them.
 		for range 2 {

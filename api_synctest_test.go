@@ -20,60 +20,6 @@ import (
 // memOneWayLatency is the one-way delay of the in-memory network.
 const memOneWayLatency = 10 * time.Millisecond
 
-type apiPair struct {
-	clientT, serverT *Transport
-	listener         *Listener
-	client, server   *Conn
-}
-
-// newAPIPair makes a server Transport listening and a client Transport
-// dialing it over a memConn pair, and returns both ends of the
-// connection. It must run inside a synctest bubble. The Transports are
-// closed at cleanup.
-func newAPIPair(t *testing.T, clientConf, serverConf *Config) *apiPair {
-	t.Helper()
-	ctls, stls := testTLS(t)
-	sc, cc := newMemConnPair()
-	sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-	p := &apiPair{clientT: &Transport{Conn: cc}, serverT: &Transport{Conn: sc}}
-	t.Cleanup(func() { p.shutdown() })
-	l, err := p.serverT.Listen(stls, serverConf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.listener = l
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	p.client, err = p.clientT.Dial(ctx, sc.LocalAddr(), ctls, clientConf)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	p.server, err = l.Accept(ctx)
-	if err != nil {
-		t.Fatalf("accept: %v", err)
-	}
-	return p
-}
-
-// shutdown closes both connections, lets them finish their closing
-// period, then closes both Transports. Transport.Close is called only once
-// no connection is left: with a connection still open it busy-loops in
-// fake time (see TestSynctestTransportCloseSpins in the report), which
-// freezes the bubble's clock.
-func (p *apiPair) shutdown() {
-	for _, c := range []*Conn{p.client, p.server} {
-		if c != nil {
-			c.CloseWithError(0, "")
-		}
-	}
-	time.Sleep(10 * time.Second) // > 3 PTO: closing and draining end
-	p.listener.Close()
-	p.clientT.Close()
-	p.serverT.Close()
-	p.clientT.Conn.Close()
-	p.serverT.Conn.Close()
-}
-
 // isDone reports whether ctx is done, without blocking.
 func isDone(ctx context.Context) bool {
 	select {
@@ -86,7 +32,7 @@ func isDone(ctx context.Context) bool {
 
 func TestSynctestRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		ctx := context.Background()
 
 		serverErr := make(chan error, 1)
@@ -152,7 +98,7 @@ func TestSynctestRoundTrip(t *testing.T) {
 
 func TestSynctestReadDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		ctx := context.Background()
 		cs, err := p.client.OpenStreamSync(ctx)
 		if err != nil {
@@ -206,10 +152,10 @@ func TestSynctestReadDeadline(t *testing.T) {
 func TestSynctestWriteDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = 16 << 10
-		p := newAPIPair(t, nil, &Config{
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{
 			InitialStreamReceiveWindow: window, MaxStreamReceiveWindow: window,
 			InitialConnectionReceiveWindow: window, MaxConnectionReceiveWindow: window,
-		})
+		}})
 		cs, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -246,7 +192,7 @@ func TestSynctestWriteDeadline(t *testing.T) {
 func TestSynctestIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		conf := &Config{MaxIdleTimeout: 30 * time.Second}
-		p := newAPIPair(t, conf, conf)
+		p := newConnPair(t, connPairOpts{Mem: true, Client: conf, Server: conf})
 		acceptErr := make(chan error, 1)
 		go func() {
 			_, err := p.server.AcceptStream(context.Background())
@@ -291,9 +237,7 @@ func TestSynctestIdleTimeout(t *testing.T) {
 
 func TestSynctestKeepAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t,
-			&Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 10 * time.Second},
-			&Config{MaxIdleTimeout: 30 * time.Second})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 10 * time.Second}, Server: &Config{MaxIdleTimeout: 30 * time.Second}})
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
 		if isDone(p.client.Context()) || isDone(p.server.Context()) {
@@ -319,7 +263,7 @@ func TestSynctestKeepAlive(t *testing.T) {
 
 func TestSynctestCloseWithError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		ctx := context.Background()
 		cs, err := p.client.OpenStreamSync(ctx)
 		if err != nil {
@@ -378,7 +322,7 @@ func TestSynctestCloseWithError(t *testing.T) {
 
 func TestSynctestStreamLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIncomingStreams: 2})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIncomingStreams: 2}})
 		ctx := context.Background()
 		var cs [2]*Stream
 		for i := range cs {
@@ -463,19 +407,10 @@ func TestSynctestStreamLimit(t *testing.T) {
 
 func TestSynctestHandshakeStateStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctls, stls := testTLS(t)
-		sc, cc := newMemConnPair()
-		sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-		ct, st := &Transport{Conn: cc}, &Transport{Conn: sc}
-		p := &apiPair{clientT: ct, serverT: st}
-		defer p.shutdown()
-		l, err := st.ListenEarly(stls, nil)
-		p.listener = l
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newConnPair(t, connPairOpts{Mem: true, Early: true, NoDial: true})
+		ct, st, l := p.clientT, p.serverT, p.listener
 		ctx := context.Background()
-		client, err := ct.DialEarly(ctx, sc.LocalAddr(), ctls, nil)
+		client, err := ct.DialEarly(ctx, st.Conn.LocalAddr(), p.ctls, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -513,7 +448,7 @@ func TestSynctestHandshakeStateStats(t *testing.T) {
 		if cs := client.ConnectionState(); len(cs.TLS.PeerCertificates) == 0 {
 			t.Error("client sees no server certificate")
 		}
-		if client.RemoteAddr().String() != sc.LocalAddr().String() || server.RemoteAddr().String() != cc.LocalAddr().String() {
+		if client.RemoteAddr().String() != st.Conn.LocalAddr().String() || server.RemoteAddr().String() != ct.Conn.LocalAddr().String() {
 			t.Errorf("addresses: client remote %v, server remote %v", client.RemoteAddr(), server.RemoteAddr())
 		}
 

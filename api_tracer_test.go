@@ -38,7 +38,7 @@ func TestSynctestTracer(t *testing.T) {
 		hook := func(c *counts) func(context.Context, bool, ConnectionID) *Tracer {
 			return func(context.Context, bool, ConnectionID) *Tracer { return newTracer(c) }
 		}
-		p := newAPIPair(t, &Config{Tracer: hook(&cc)}, &Config{Tracer: hook(&sc)})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{Tracer: hook(&cc)}, Server: &Config{Tracer: hook(&sc)}})
 		s, err := p.client.OpenStream()
 		if err != nil {
 			t.Fatal(err)

@@ -116,7 +116,7 @@ type closedConns struct {
 func (t *Transport) addClosed(c *Conn, cc *closedConn) {
 	for _, tr := range cc.transports {
 		for _, cid := range cc.cids {
-			tr.handlers.hand(cid, c, cc)
+			tr.ep.routes.hand(cid, c, cc)
 		}
 	}
 	s := &t.closed
@@ -164,7 +164,7 @@ func (t *Transport) reapClosed() {
 func (t *Transport) removeClosed(cc *closedConn) {
 	for _, tr := range cc.transports {
 		for _, cid := range cc.cids {
-			tr.handlers.removeClosed(cid, cc)
+			tr.ep.routes.removeClosed(cid, cc)
 		}
 	}
 	if cc.traceDone != nil {
@@ -252,6 +252,9 @@ func closedPop(h *[]*closedConn) *closedConn {
 // connection's whole closing period in turn.
 func (c *Conn) closeToRoutes() *closedConn {
 	st := c.state
+	// Routing changes still queued (an ID the peer just retired) are
+	// applied first, so that what the record takes over is what routes.
+	c.routeConnIDs(time.Now())
 	cc := &closedConn{deadline: st.closing.deadline, transports: append([]*Transport{c.t}, c.extra...)}
 	if tr := st.obs.t; tr != nil {
 		cc.traceDone = tr.Done

@@ -32,7 +32,7 @@ func TestClosedConnUnvalidatedPath(t *testing.T) {
 		cid := wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8})
 		c := newConn(tr, peer.LocalAddr(), nil)
 		tr.conns.Add(1)
-		tr.handlers.add(cid, c)
+		tr.ep.routes.add(cid, c)
 		closeDatagram := make([]byte, 60)
 		closeDatagram[0] = 0x4c
 		ap, _ := addrPortOf(peer.LocalAddr())

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"runtime"
@@ -19,8 +18,8 @@ import (
 // routeCounts returns how many connection IDs of t route to connections
 // and to closed connections.
 func routeCounts(t *Transport) (conns, closed int) {
-	for i := range t.handlers.shards {
-		s := &t.handlers.shards[i]
+	for i := range t.ep.routes.shards {
+		s := &t.ep.routes.shards[i]
 		s.mu.RLock()
 		for _, r := range s.m {
 			if r.c != nil {
@@ -48,56 +47,6 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// memTransports are a client and a server Transport over a memConn pair,
-// the server listening; inside a synctest bubble.
-type memTransports struct {
-	clientT, serverT *Transport
-	l                *Listener
-	ctls             *tls.Config
-	sc, cc           *memConn
-}
-
-func newMemTransports(t *testing.T) *memTransports {
-	t.Helper()
-	ctls, stls := testTLS(t)
-	m := &memTransports{ctls: ctls}
-	m.sc, m.cc = newMemConnPair()
-	m.sc.latency, m.cc.latency = memOneWayLatency, memOneWayLatency
-	m.clientT, m.serverT = &Transport{Conn: m.cc}, &Transport{Conn: m.sc}
-	var err error
-	if m.l, err = m.serverT.Listen(stls, nil); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// dial connects a client to the server, with conf on the client side, and
-// returns both ends.
-func (m *memTransports) dial(t *testing.T, conf *Config) (client, server *Conn) {
-	t.Helper()
-	client, err := m.clientT.Dial(context.Background(), m.sc.LocalAddr(), m.ctls, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if server, err = m.l.Accept(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return client, server
-}
-
-// close closes the listener, then each Transport once its closed
-// connections are gone (after clientWait and serverWait), then the
-// sockets.
-func (m *memTransports) close(clientWait, serverWait time.Duration) {
-	m.l.Close()
-	time.Sleep(clientWait)
-	m.clientT.Close()
-	time.Sleep(serverWait)
-	m.serverT.Close()
-	m.cc.Close()
-	m.sc.Close()
-}
-
 // TestClosedConnsKeepLittle closes connections from the client and checks
 // that, in the closing state (client) and the draining state (server),
 // their IDs route to what is left of them, which keeps little memory,
@@ -105,9 +54,9 @@ func (m *memTransports) close(clientWait, serverWait time.Duration) {
 func TestClosedConnsKeepLittle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 100
-		m := newMemTransports(t)
+		m := newConnPair(t, connPairOpts{Mem: true, NoDial: true})
 		clientT, serverT := m.clientT, m.serverT
-		defer m.close(0, 0)
+		defer m.closeAfter(0, 0)
 		// A first connection makes the Transports' buffers and pools,
 		// which are not what is measured.
 		warm, _ := m.dial(t, nil)
@@ -222,7 +171,7 @@ func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want [
 	cid := wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8})
 	c := newConn(tr, peer.LocalAddr(), nil)
 	tr.conns.Add(1) // as Conn.start does
-	if !tr.handlers.add(cid, c) {
+	if !tr.ep.routes.add(cid, c) {
 		t.Fatal("add failed")
 	}
 	closeDatagram := make([]byte, closeSize)
@@ -234,7 +183,7 @@ func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want [
 		cids:       []wire.ConnectionID{cid},
 		transports: []*Transport{tr},
 	})
-	if r := tr.handlers.get(cid); r.c != nil || r.closed == nil {
+	if r := tr.ep.routes.get(cid); r.c != nil || r.closed == nil {
 		t.Fatalf("the ID routes to %+v, want the closed connection", r)
 	}
 	pkt := append([]byte{0x40}, cid.Bytes()...)
@@ -257,7 +206,7 @@ func testClosedConnAnswers(t *testing.T, closeSize, packetSize, sent int, want [
 	}
 	time.Sleep(time.Second)
 	synctest.Wait()
-	if r := tr.handlers.get(cid); r.c != nil || r.closed != nil {
+	if r := tr.ep.routes.get(cid); r.c != nil || r.closed != nil {
 		t.Errorf("after the deadline the ID routes to %+v, want nothing", r)
 	}
 	if got := tr.Stats().ConnectionsOpen; got != 0 {
@@ -290,7 +239,7 @@ func TestClosedConnHeapOrder(t *testing.T) {
 // error code and reason.
 func TestClosedConnRepeatsLostClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		cc := p.clientT.Conn.(*memConn)
 		time.Sleep(time.Second) // handshake confirmed
 		synctest.Wait()
@@ -328,7 +277,7 @@ func TestClosedConnsEndWithTransport(t *testing.T) {
 		conf := &Config{Tracer: func(context.Context, bool, ConnectionID) *Tracer {
 			return &Tracer{Done: func() { done.Add(1) }}
 		}}
-		m := newMemTransports(t)
+		m := newConnPair(t, connPairOpts{Mem: true, NoDial: true})
 		clientT := m.clientT
 		for range n {
 			c, _ := m.dial(t, conf)
@@ -348,7 +297,7 @@ func TestClosedConnsEndWithTransport(t *testing.T) {
 		if got := done.Load(); got != n {
 			t.Errorf("Done called %d times after Close, want %d", got, n)
 		}
-		m.close(0, 10*time.Second)
+		m.closeAfter(0, 10*time.Second)
 	})
 }
 

@@ -115,7 +115,7 @@ type Conn struct {
 	migrateReqs []migrateRequest
 	hasRequest  atomic.Bool
 	// loopFns are functions to run on the run goroutine, guarded by mu
-	// (Conn.onLoop); follow follows the network (conn_follow.go), nil
+	// (Conn.onLoop); follow follows the network (conn_driver_follow.go), nil
 	// without Config.FollowNetwork.
 	loopFns []func()
 	follow  *follower
@@ -168,6 +168,13 @@ func (c *Conn) start(st *connState) {
 	c.t.stats.handshakesStarted.Add(1)
 	c.t.conns.Add(1)
 	st.traceStart(c)
+	// The IDs the endpoint routed for the connection (endpoint.newConnID)
+	// route in its other Transports too, and those it generated itself
+	// are routed before it sends anything.
+	for _, t := range c.extra {
+		st.localIDs.each(func(cid ConnectionID) { t.ep.routes.add(cid, c) })
+	}
+	c.routeConnIDs(time.Now())
 	if st.role == wire.RoleClient && c.config.FollowNetwork {
 		c.startFollowing()
 	}
@@ -453,9 +460,10 @@ func (c *Conn) finish(cc *closedConn) {
 	c.state.tls.Close()
 	if !closed {
 		c.state.localIDs.removeAll()
-		c.t.handlers.remove(c.state.origDstConnID, c)
+		c.routeConnIDs(time.Now())
+		c.t.ep.routes.remove(c.state.origDstConnID, c)
 		if c.firstDstConnID.Len() > 0 {
-			c.t.handlers.remove(c.firstDstConnID, c)
+			c.t.ep.routes.remove(c.firstDstConnID, c)
 		}
 	}
 	c.forgetResetTokens()

@@ -32,6 +32,13 @@ type AntiReplay interface {
 	Admit(ctx context.Context, key []byte, ttl time.Duration) (bool, error)
 }
 
+// antiReplayAt is an AntiReplay store that takes the time from its caller
+// (AntiReplayCache): a server connection passes the time of its state
+// machine, so that the store reads no clock.
+type antiReplayAt interface {
+	AdmitAt(ctx context.Context, now time.Time, key []byte, ttl time.Duration) (bool, error)
+}
+
 // Defaults of the anti-replay settings of Config.
 const (
 	defaultAntiReplayWindow  = time.Hour
@@ -79,7 +86,13 @@ func (c *connState) admitEarlyData(connParams) func([]byte, time.Time, time.Time
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		ok, err := store.Admit(ctx, id, window-age+antiReplayClockSkew)
+		var ok bool
+		var err error
+		if at, isAt := store.(antiReplayAt); isAt {
+			ok, err = at.AdmitAt(ctx, now, id, window-age+antiReplayClockSkew)
+		} else {
+			ok, err = store.Admit(ctx, id, window-age+antiReplayClockSkew)
+		}
 		switch {
 		case err != nil || ctx.Err() != nil:
 			c.obs.antiReplay = antiReplayFailed
@@ -126,9 +139,10 @@ func NewAntiReplayCache(size int) *AntiReplayCache {
 	return &AntiReplayCache{size: size, keys: make(map[string]time.Time)}
 }
 
-// Admit records key until ttl from now and reports whether it was new.
-func (a *AntiReplayCache) Admit(_ context.Context, key []byte, ttl time.Duration) (bool, error) {
-	now := time.Now()
+// AdmitAt records key until ttl after now and reports whether it was new.
+// A server connection calls it with the time of its state machine; Admit
+// is the same with the clock's time.
+func (a *AntiReplayCache) AdmitAt(_ context.Context, now time.Time, key []byte, ttl time.Duration) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if exp, ok := a.keys[string(key)]; ok && now.Before(exp) {

@@ -18,6 +18,7 @@ import (
 // answers each stream with "0rtt:" or "1rtt:" and the request, and the
 // client Transport that reaches it over its own in-memory link.
 type replayServer struct {
+	p        *connPair
 	st, ct   *Transport
 	l        *Listener
 	addr     net.Addr
@@ -26,14 +27,11 @@ type replayServer struct {
 
 func newReplayServer(t *testing.T, keys *KeySchedule, stls *tls.Config, conf *Config) *replayServer {
 	t.Helper()
-	sc, cc := newMemConnPair()
-	sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-	r := &replayServer{st: &Transport{Conn: sc, Keys: keys}, ct: &Transport{Conn: cc}, addr: sc.LocalAddr()}
-	l, err := r.st.ListenEarly(stls, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.l = l
+	p := newConnPair(t, connPairOpts{Mem: true, NoDial: true, Early: true, Server: conf,
+		TLS:             func(testing.TB) (_, _ *tls.Config) { return nil, stls },
+		ServerTransport: func(tr *Transport) { tr.Keys = keys }})
+	l := p.listener
+	r := &replayServer{p: p, st: p.serverT, ct: p.clientT, l: l, addr: p.serverT.Conn.LocalAddr()}
 	go func() {
 		for {
 			c, err := l.Accept(context.Background())
@@ -83,13 +81,7 @@ func (r *replayServer) request(t *testing.T, ctls *tls.Config, req string) (stri
 	return string(b), c
 }
 
-func (r *replayServer) close() {
-	r.l.Close()
-	r.st.Close()
-	r.ct.Close()
-	r.st.Conn.Close()
-	r.ct.Conn.Close()
-}
+func (r *replayServer) close() { r.p.closeAfter(0, 0) }
 
 // sessionCopies is a ClientSessionCache that hands every session it is
 // given to copies made later, as an attacker holding a client's ticket
@@ -282,4 +274,22 @@ func TestAntiReplayCache(t *testing.T) {
 			t.Fatal("k2 expired early")
 		}
 	})
+}
+
+// TestAntiReplayCacheAdmitAt: the cache keeps a key until ttl after the
+// time its caller gives, and reads no clock of its own (dates far from
+// today's prove it).
+func TestAntiReplayCacheAdmitAt(t *testing.T) {
+	a := NewAntiReplayCache(4)
+	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for _, c := range []struct {
+		now  time.Time
+		want bool
+	}{{t0, true}, {t0.Add(59 * time.Second), false}, {t0.Add(time.Minute), true}, {t0.Add(90 * time.Second), false}} {
+		ok, err := a.AdmitAt(ctx, c.now, []byte("ticket"), time.Minute)
+		if err != nil || ok != c.want {
+			t.Fatalf("AdmitAt(%v) = %v, %v; want %v", c.now.Sub(t0), ok, err, c.want)
+		}
+	}
 }

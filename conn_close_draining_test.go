@@ -222,6 +222,11 @@ func TestSimStatelessReset(t *testing.T) {
 			if got := errors.As(p.client.c.closeErr, &se); got != tt.wantReset {
 				t.Fatalf("client closed with %v", p.client.c.closeErr)
 			}
+			// The reset came through the client's endpoint, which found
+			// the connection by the token that ends it (endpoint.handle).
+			if got := p.client.routed[routeReset] == 1; got != tt.wantReset {
+				t.Errorf("client's endpoint routed %d datagrams by their reset token", p.client.routed[routeReset])
+			}
 			if !tt.wantReset {
 				if _, ok := p.client.c.closeErr.(*IdleTimeoutError); !ok {
 					t.Fatalf("client closed with %v, want idle timeout", p.client.c.closeErr)

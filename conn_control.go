@@ -40,7 +40,7 @@ func (c *connState) controlFramesPending() bool {
 // application that always waits in Accept (an HTTP/3 server) thus grows
 // its window whenever the peer uses it up, up to the maximum.
 func (c *connState) growWindowForReaders() {
-	if c.streams.waitingReaders.Load() > 0 {
+	if c.streams.readersWaiting {
 		c.connRecv.GrowForWaitingReader()
 	}
 }

@@ -206,7 +206,7 @@ func TestSendableQueueTurnsWithoutAllocating(t *testing.T) {
 			m := &streamsMap{}
 			for i := range n {
 				s := &stream{id: wire.StreamID(4 * i), m: m}
-				s.prio.Store(encodePriority(Priority{Urgency: 3, Incremental: inc}))
+				s.appPrio = encodePriority(Priority{Urgency: 3, Incremental: inc})
 				m.markSendable(s)
 			}
 			turn := func() {

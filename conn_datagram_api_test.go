@@ -26,7 +26,7 @@ func TestReceiveDatagramNotNegotiated(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newAPIPair(t, c.client, c.server)
+				p := newConnPair(t, connPairOpts{Mem: true, Client: c.client, Server: c.server})
 				for _, conn := range []*Conn{p.client, p.server} {
 					sendErr := conn.SendDatagram([]byte("x"))
 					if !errors.Is(sendErr, ErrDatagramsNotNegotiated) {
@@ -50,18 +50,11 @@ func TestReceiveDatagramNotNegotiated(t *testing.T) {
 // when the handshake completes, and fails then.
 func TestReceiveDatagramWaitsForNegotiation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctls, stls := testTLS(t)
-		sc, cc := newMemConnPair()
-		sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-		st, ct := &Transport{Conn: sc}, &Transport{Conn: cc}
-		l, err := st.ListenEarly(stls, &Config{EnableDatagrams: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newConnPair(t, connPairOpts{Mem: true, Early: true, NoDial: true, Server: &Config{EnableDatagrams: true}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		go ct.Dial(ctx, sc.LocalAddr(), ctls, nil)
-		s, err := l.Accept(ctx)
+		go p.clientT.Dial(ctx, p.serverT.Conn.LocalAddr(), p.ctls, nil)
+		s, err := p.listener.Accept(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,12 +67,7 @@ func TestReceiveDatagramWaitsForNegotiation(t *testing.T) {
 		default:
 			t.Error("ReceiveDatagram returned before the handshake completed")
 		}
-		s.CloseWithError(0, "")
-		time.Sleep(10 * time.Second)
-		l.Close()
-		st.Close()
-		ct.Close()
-		cc.Close()
+		p.server = s // closed at cleanup
 	})
 }
 
@@ -100,7 +88,7 @@ func TestDatagramSendQueueDrops(t *testing.T) {
 				mu.Unlock()
 			}}
 		}}
-		p := newAPIPair(t, clientConf, &Config{EnableDatagrams: true, DatagramQueueLen: 4 * burst})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: clientConf, Server: &Config{EnableDatagrams: true, DatagramQueueLen: 4 * burst}})
 		payload := func(prefix byte, i int) []byte {
 			b := make([]byte, size)
 			b[0], b[1] = prefix, byte(i)
@@ -193,7 +181,7 @@ func TestDatagramSendQueueClose(t *testing.T) {
 				}
 			}}
 		}}
-		p := newAPIPair(t, conf, &Config{EnableDatagrams: true})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: conf, Server: &Config{EnableDatagrams: true}})
 		// The network goes away: no ACK comes back, and once the
 		// congestion window is spent the queue fills up.
 		p.clientT.Conn.(*memConn).blackhole.Store(true)

@@ -169,6 +169,7 @@ func (c *Conn) handle(now time.Time, d *inboundDatagram) {
 // first.
 func (c *Conn) flush(now time.Time) (more bool) {
 	st := c.state
+	c.routeConnIDs(now)
 	// A large batch when the last flush sent more than a small one
 	// holds; a small one fills up and goes, and a large one takes the
 	// rest.
@@ -189,6 +190,12 @@ func (c *Conn) flush(now time.Time) (more bool) {
 			}
 		}
 		d, a := st.pollTransmitOn(now, b.next())
+		if d == nil && st.localIDs.eventsPending() {
+			// Polling issued IDs (spare ones after the handshake): once
+			// routed, their frames go in this burst.
+			c.routeConnIDs(now)
+			continue
+		}
 		if d == nil {
 			// One clock reading serves a burst; when the pacer's
 			// allowance ran out at that reading, a fresh one may show

@@ -14,7 +14,7 @@ import (
 // its IDs to it: the Transport it was dialed or accepted on (Conn.t), and
 // the extra Transports of Conn.extra, added by Migrate on a client and by
 // Listener.SetPreferredAddress on a server. Every ID the connection issues
-// is added to (and removed from) the tables of all of them (connRoutes),
+// is added to (and removed from) the tables of all of them (Conn.routeConnIDs),
 // so that a packet for the connection is routed wherever it arrives. Each
 // datagram carries the local address of the Transport that read it and
 // the peer's address (inboundDatagram.addrs); the state machine tells,
@@ -103,15 +103,16 @@ func (c *Conn) addTransport(t *Transport) {
 	}
 	c.extra = append(c.extra, t)
 	if c.state != nil {
-		c.state.localIDs.each(func(cid ConnectionID) { t.handlers.add(cid, c) })
+		c.state.localIDs.each(func(cid ConnectionID) { t.ep.routes.add(cid, c) })
 	}
-	t.resetTokens.update(c, nil, c.resetTokens)
+	t.ep.resetTokens.update(c, nil, c.resetTokens)
 }
 
-// each calls f for every issued ID the peer has not retired.
+// each calls f for every issued ID the peer has not retired and the
+// endpoint routes (not those whose issue event waits for its answer).
 func (s *localConnIDs) each(f func(ConnectionID)) {
 	for _, e := range s.ids {
-		if e.cid.Len() > 0 {
+		if e.cid.Len() > 0 && e.state != connIDLocalUnrouted {
 			f(e.cid)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 func TestSynctestParkedDatagram(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		conf := &Config{MaxIdleTimeout: time.Minute, EnableDatagrams: true}
-		p := newAPIPair(t, conf, conf)
+		p := newConnPair(t, connPairOpts{Mem: true, Client: conf, Server: conf})
 		parkBoth(t, p)
 		if err := p.client.SendDatagram([]byte("dgram")); err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestSynctestParkedDatagram(t *testing.T) {
 // CancelWrite and CancelRead wake a parked connection.
 func TestSynctestParkedStreamResets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		cs, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -72,11 +72,11 @@ func TestSynctestParkedStreamResets(t *testing.T) {
 func TestSynctestParkedReaderCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = 64 << 10
-		p := newAPIPair(t, nil, &Config{
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{
 			MaxIdleTimeout:             time.Minute,
 			InitialStreamReceiveWindow: window, MaxStreamReceiveWindow: window,
 			InitialConnectionReceiveWindow: 2 * window, MaxConnectionReceiveWindow: 2 * window,
-		})
+		}})
 		cs, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func TestSynctestParkedReaderCredit(t *testing.T) {
 // The client updates its keys often; the connection parks in between.
 func TestSynctestParkedKeyUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, &Config{MaxIdleTimeout: time.Minute, KeyUpdateInterval: 3}, &Config{MaxIdleTimeout: time.Minute, KeyUpdateInterval: 5})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{MaxIdleTimeout: time.Minute, KeyUpdateInterval: 3}, Server: &Config{MaxIdleTimeout: time.Minute, KeyUpdateInterval: 5}})
 		for i := range 6 {
 			roundTrip(t, p, string(bytes.Repeat([]byte{'a' + byte(i)}, 5000*i)))
 			time.Sleep(time.Duration(i) * 200 * time.Millisecond)
@@ -127,7 +127,7 @@ func TestSynctestParkedKeyUpdates(t *testing.T) {
 // parks again after.
 func TestSynctestParkedStatsDrain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		roundTrip(t, p, "hello")
 		parkBoth(t, p)
 		st := p.client.Stats()
@@ -153,27 +153,10 @@ func TestParkWakeStormRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes seconds")
 	}
-	ctls, stls := testTLS(t)
-	sc, cc := newMemConnPair()
 	conf := &Config{MaxIdleTimeout: time.Minute, EnableDatagrams: true}
-	p := &apiPair{clientT: &Transport{Conn: cc}, serverT: &Transport{Conn: sc}}
-	defer func() {
-		p.clientT.Close()
-		p.serverT.Close()
-	}()
-	l, err := p.serverT.Listen(stls, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.listener = l
+	p := newConnPair(t, connPairOpts{Mem: true, RealTime: true, Config: conf})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if p.client, err = p.clientT.Dial(ctx, sc.LocalAddr(), ctls, conf); err != nil {
-		t.Fatal(err)
-	}
-	if p.server, err = l.Accept(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for round := range 2 {
 		// Both ends park once quiet for idleReleaseDelay, which on a busy
 		// machine may take longer than that: wait for it (looking only

@@ -36,7 +36,7 @@ func echoOnce(t *testing.T, server *Conn) <-chan error {
 }
 
 // roundTrip sends msg on a new client stream and checks the echo.
-func roundTrip(t *testing.T, p *apiPair, msg string) {
+func roundTrip(t *testing.T, p *connPair, msg string) {
 	t.Helper()
 	done := echoOnce(t, p.server)
 	s, err := p.client.OpenStreamSync(context.Background())
@@ -61,7 +61,7 @@ func roundTrip(t *testing.T, p *apiPair, msg string) {
 // connection's own timers bring them back, as many times as needed.
 func TestSynctestParkAndWake(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		roundTrip(t, p, "before")
 		time.Sleep(idleReleaseDelay / 2)
 		synctest.Wait()
@@ -113,7 +113,7 @@ func TestSynctestParkAndWake(t *testing.T) {
 // Keep-alives of a parked connection keep it open past the idle timeout.
 func TestSynctestParkedKeepAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, &Config{MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 3 * time.Second}, &Config{MaxIdleTimeout: 10 * time.Second})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 3 * time.Second}, Server: &Config{MaxIdleTimeout: 10 * time.Second}})
 		for range 10 {
 			time.Sleep(2500 * time.Millisecond)
 			synctest.Wait()
@@ -129,7 +129,7 @@ func TestSynctestParkedKeepAlive(t *testing.T) {
 // Transport asks.
 func TestSynctestParkedClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		time.Sleep(2 * idleReleaseDelay)
 		synctest.Wait()
 		if !parkedQuiet(p.server) || !parkedQuiet(p.client) {
@@ -146,7 +146,7 @@ func TestSynctestParkedClose(t *testing.T) {
 			t.Fatalf("closing a parked connection took %v", d)
 		}
 
-		q := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		q := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		time.Sleep(2 * idleReleaseDelay)
 		synctest.Wait()
 		if !parkedQuiet(q.server) {
@@ -171,7 +171,7 @@ func TestSynctestParkedClose(t *testing.T) {
 // trips go on and the connection parks again after.
 func TestSynctestParkWakeStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		for round := range 5 {
 			time.Sleep(2 * idleReleaseDelay)
 			synctest.Wait()

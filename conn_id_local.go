@@ -10,30 +10,30 @@ import (
 	"github.com/quicstack/quic/wire"
 )
 
-// connIDRoutes is how connection-ID bookkeeping updates the Transport's
-// routing table, which maps the Destination Connection ID of incoming
-// packets to connections (RFC 9000, Section 5.2). The connection implements
-// it by forwarding to its Transport. Zero-length connection IDs are never
-// passed: the Transport routes those by address.
-type connIDRoutes interface {
-	// addConnID starts routing packets whose Destination Connection ID is
-	// cid to this connection; token is the stateless reset token issued
-	// with it. It reports false, and changes nothing, if cid already routes
-	// somewhere (another connection, or a retired ID of this one that is
-	// still routed); the caller then generates another ID. "When an
-	// endpoint issues a connection ID, it MUST accept packets that carry
-	// this connection ID for the duration of the connection or until its
-	// peer invalidates the connection ID via a RETIRE_CONNECTION_ID frame"
-	// (RFC 9000, Section 5.1.1), so it is called before the ID can reach
-	// the peer.
-	addConnID(cid ConnectionID, token wire.StatelessResetToken) bool
-	// removeConnID says that the peer retired cid, or that the connection
-	// is gone (localConnIDs.removeAll). The Transport MAY keep routing cid
-	// to the connection for a while (for example three PTOs, since packets
-	// sent before the retirement can still arrive reordered) before it
-	// forgets it; the connection never issues cid again, and an addConnID
-	// of an ID still routed fails as described there.
-	removeConnID(cid ConnectionID)
+// connIDEvent is a change in the routing of one of this connection's IDs
+// that the connection asks of its endpoint, in the way quinn-proto's
+// connections emit EndpointEvent::NeedIdentifiers and RetireConnectionId
+// instead of touching the endpoint's table: the core queues them
+// (localConnIDs.pollEvent) and the driver hands them to the endpoint that
+// owns the routing table (endpoint.handleConnIDEvent), between handling
+// input and polling for datagrams.
+//
+// An issued ID waits, unsendable, until the endpoint answers that it
+// routes it (localConnIDs.onRouted): "When an endpoint issues a
+// connection ID, it MUST accept packets that carry this connection ID for
+// the duration of the connection or until its peer invalidates the
+// connection ID via a RETIRE_CONNECTION_ID frame" (RFC 9000,
+// Section 5.1.1), so the ID is routed before any frame can carry it to the
+// peer. If it routes somewhere else already, the endpoint says so and the
+// connection picks another. A retired ID (the peer's RETIRE_CONNECTION_ID,
+// or the connection is gone) is removed; the connection never issues it
+// again. Zero-length IDs cause no events: the endpoint routes those by
+// address.
+type connIDEvent struct {
+	retire bool
+	seq    uint64
+	cid    ConnectionID
+	token  wire.StatelessResetToken
 }
 
 const (
@@ -45,7 +45,8 @@ const (
 	// migrations and probes of several paths at once.
 	connIDDefaultLocalMax = 8
 	// connIDGenerateAttempts is how many times issuing asks the generator
-	// for an ID before giving up when IDs are already in use.
+	// for an ID before giving up when IDs are already in use, by this
+	// connection or (the endpoint's answer) by another.
 	connIDGenerateAttempts = 4
 )
 
@@ -63,6 +64,9 @@ const (
 	// connIDLocalAcked: the peer has it, from an acknowledged frame or the
 	// handshake (sequence numbers 0 and 1).
 	connIDLocalAcked
+	// connIDLocalUnrouted: issued, its issue event not yet answered by
+	// the endpoint; its frame waits.
+	connIDLocalUnrouted
 )
 
 // connIDLocalEntry is a connection ID this endpoint issued and the peer has
@@ -73,7 +77,8 @@ type connIDLocalEntry struct {
 	cid   ConnectionID
 	token wire.StatelessResetToken
 	state connIDLocalState
-	sent  bool // its frame was sent at least once
+	sent  bool  // its frame was sent at least once
+	tries uint8 // IDs the endpoint refused for seq
 }
 
 // localConnIDs tracks the connection IDs this endpoint issued to its peer,
@@ -99,7 +104,11 @@ type connIDLocalEntry struct {
 type localConnIDs struct {
 	gen      ConnectionIDGenerator
 	resetter *handshake.StatelessResetter // nil: random tokens
-	routes   connIDRoutes
+
+	// events are the routing changes for the endpoint, from evHead on
+	// (connIDEvent); the slice is reused once drained.
+	events []connIDEvent
+	evHead int
 
 	// ids are the issued IDs not retired by the peer, by ascending
 	// sequence number.
@@ -116,19 +125,23 @@ type localConnIDs struct {
 	rpt         uint64 // Retire Prior To of frames sent from now on
 }
 
-// init issues the handshake connection ID, sequence number 0, and routes
-// it: "The initial connection ID issued by an endpoint is sent in the Source
+// init issues the handshake connection ID, sequence number 0: "The initial connection ID issued by an endpoint is sent in the Source
 // Connection ID field of the long packet header (Section 17.2) during the
 // handshake. The sequence number of the initial connection ID is 0."
-// (RFC 9000, Section 5.1.1). Tokens come from resetter, or from crypto/rand
-// if it is nil. maxActive caps the active IDs given to the peer; 0 means
-// connIDDefaultLocalMax (8). IDs are issued beyond the handshake ones only
-// after setPeerLimit.
-func (s *localConnIDs) init(gen ConnectionIDGenerator, resetter *handshake.StatelessResetter, routes connIDRoutes, maxActive int) error {
+// (RFC 9000, Section 5.1.1). routed, if not empty, is that ID, generated
+// and routed to this connection by the endpoint before the connection
+// existed (endpoint.newConnID), as quinn-proto's endpoint picks a new
+// connection's ID; otherwise init generates it and queues its issue
+// event, which the driver must hand to the endpoint before the first
+// datagram is sent (a collision is then an error: the ID is in the
+// transport parameters already). Tokens come from resetter, or from
+// crypto/rand if it is nil. maxActive caps the active IDs given to the
+// peer; 0 means connIDDefaultLocalMax (8). IDs are issued beyond the
+// handshake ones only after setPeerLimit.
+func (s *localConnIDs) init(gen ConnectionIDGenerator, resetter *handshake.StatelessResetter, routed ConnectionID, maxActive int) error {
 	*s = localConnIDs{
 		gen:       gen,
 		resetter:  resetter,
-		routes:    routes,
 		maxActive: connIDDefaultLocalMax,
 		zeroLen:   gen.ConnectionIDLen() == 0,
 	}
@@ -138,7 +151,7 @@ func (s *localConnIDs) init(gen ConnectionIDGenerator, resetter *handshake.State
 	// ids grows on demand: an idle connection holds the IDs it issued,
 	// not room for the churn of a migrating one (see setPeerLimit).
 	s.ids = make([]connIDLocalEntry, 0, 1)
-	cid, token, err := s.generate()
+	cid, token, err := s.generateOrUse(routed, 0)
 	if err != nil {
 		return err
 	}
@@ -161,18 +174,18 @@ func (s *localConnIDs) initialResetToken() wire.StatelessResetToken { return s.i
 // issuePreferredAddress issues the connection ID with sequence number 1,
 // for a server's preferred_address transport parameter: "If the
 // preferred_address transport parameter is sent, the sequence number of the
-// supplied connection ID is 1." (RFC 9000, Section 5.1.1). It must be called
-// before setPeerLimit, and is an error with zero-length IDs: "A server that
-// chooses a zero-length connection ID MUST NOT provide a preferred address"
-// (RFC 9000, Section 18.2).
-func (s *localConnIDs) issuePreferredAddress() (ConnectionID, wire.StatelessResetToken, error) {
+// supplied connection ID is 1." (RFC 9000, Section 5.1.1). routed is as
+// for init. It must be called before setPeerLimit, and is an error with
+// zero-length IDs: "A server that chooses a zero-length connection ID MUST
+// NOT provide a preferred address" (RFC 9000, Section 18.2).
+func (s *localConnIDs) issuePreferredAddress(routed ConnectionID) (ConnectionID, wire.StatelessResetToken, error) {
 	if s.zeroLen {
 		return ConnectionID{}, wire.StatelessResetToken{}, errors.New("quic: no preferred address with zero-length connection IDs")
 	}
 	if s.nextSeq != 1 {
 		return ConnectionID{}, wire.StatelessResetToken{}, errors.New("quic: preferred address connection ID issued too late")
 	}
-	cid, token, err := s.generate()
+	cid, token, err := s.generateOrUse(routed, 1)
 	if err != nil {
 		return ConnectionID{}, wire.StatelessResetToken{}, err
 	}
@@ -219,17 +232,35 @@ func (s *localConnIDs) issue() error {
 		}
 		// "The sequence number on each newly issued connection ID MUST
 		// increase by 1." (RFC 9000, Section 5.1.1)
-		s.ids = append(s.ids, connIDLocalEntry{seq: s.nextSeq, cid: cid, token: token})
+		s.ids = append(s.ids, connIDLocalEntry{seq: s.nextSeq, cid: cid, token: token, state: connIDLocalUnrouted})
+		s.queue(connIDEvent{seq: s.nextSeq, cid: cid, token: token})
 		s.nextSeq++
 	}
 	return nil
 }
 
-// generate returns a new connection ID that is not in use, routed, with its
-// stateless reset token. "the same connection ID MUST NOT be issued more
-// than once on the same connection" (RFC 9000, Section 5.1): IDs this
-// connection holds or the Transport still routes are refused and another is
-// generated.
+// generateOrUse returns routed, an ID the endpoint routes already, with its
+// token, or else generates the ID of sequence number seq and queues its
+// issue event.
+func (s *localConnIDs) generateOrUse(routed ConnectionID, seq uint64) (ConnectionID, wire.StatelessResetToken, error) {
+	if routed.Len() > 0 {
+		if routed.Len() != s.gen.ConnectionIDLen() {
+			return ConnectionID{}, wire.StatelessResetToken{}, fmt.Errorf("quic: routed connection ID of %d bytes, want %d", routed.Len(), s.gen.ConnectionIDLen())
+		}
+		return routed, s.token(routed), nil
+	}
+	cid, token, err := s.generate()
+	if err == nil && cid.Len() > 0 {
+		s.queue(connIDEvent{seq: seq, cid: cid, token: token})
+	}
+	return cid, token, err
+}
+
+// generate returns a new connection ID that this connection does not hold,
+// with its stateless reset token. "the same connection ID MUST NOT be
+// issued more than once on the same connection" (RFC 9000, Section 5.1):
+// IDs this connection holds are refused and another is generated; IDs the
+// endpoint routes elsewhere are refused by its answer (onRouted).
 func (s *localConnIDs) generate() (ConnectionID, wire.StatelessResetToken, error) {
 	for range connIDGenerateAttempts {
 		cid, err := s.gen.GenerateConnectionID()
@@ -245,11 +276,7 @@ func (s *localConnIDs) generate() (ConnectionID, wire.StatelessResetToken, error
 		if s.find(cid) >= 0 {
 			continue
 		}
-		token := s.token(cid)
-		if !s.routes.addConnID(cid, token) {
-			continue
-		}
-		return cid, token, nil
+		return cid, s.token(cid), nil
 	}
 	return ConnectionID{}, wire.StatelessResetToken{}, errors.New("quic: connection ID generator keeps returning IDs in use")
 }
@@ -287,7 +314,7 @@ func (s *localConnIDs) findSeq(seq uint64) int {
 
 // onRetire handles a RETIRE_CONNECTION_ID frame for sequence number seq that
 // arrived in a packet whose Destination Connection ID was arrivedOn. The
-// retired ID is removed from routing (removeConnID) and, if it counted
+// retired ID is removed from routing (a retire event) and, if it counted
 // toward the peer's limit, replaced: "An endpoint SHOULD supply a new
 // connection ID when the peer retires a connection ID." (RFC 9000,
 // Section 5.1.1). Retiring an ID already retired is ignored. Errors are
@@ -321,7 +348,7 @@ func (s *localConnIDs) onRetire(seq uint64, arrivedOn ConnectionID) error {
 	}
 	cid := s.ids[i].cid
 	s.ids = append(s.ids[:i], s.ids[i+1:]...)
-	s.routes.removeConnID(cid)
+	s.queue(connIDEvent{retire: true, seq: seq, cid: cid})
 	return s.issue()
 }
 
@@ -355,7 +382,7 @@ func (s *localConnIDs) retirePriorTo(seq uint64) (bool, error) {
 	j := 0
 	for _, e := range s.ids {
 		if e.seq < seq && !e.sent {
-			s.routes.removeConnID(e.cid)
+			s.queue(connIDEvent{retire: true, seq: e.seq, cid: e.cid})
 			continue
 		}
 		s.ids[j] = e
@@ -452,19 +479,75 @@ func (s *localConnIDs) onFrameLost(seq uint64) {
 // including those below Retire Prior To.
 func (s *localConnIDs) activeCount() int { return len(s.ids) }
 
-// removeAll removes every issued ID from routing (removeConnID) and stops
-// issuing, for when the connection is gone. The Transport may delay the
-// removals as for retired IDs, to answer late packets with a stateless reset
-// or a CONNECTION_CLOSE while draining.
+// removeAll removes every issued ID from routing (retire events) and stops
+// issuing, for when the connection is gone.
 func (s *localConnIDs) removeAll() {
 	for _, e := range s.ids {
 		if e.cid.Len() > 0 {
-			s.routes.removeConnID(e.cid)
+			s.queue(connIDEvent{retire: true, seq: e.seq, cid: e.cid})
 		}
 	}
 	clear(s.ids)
 	s.ids = s.ids[:0]
 	s.peerLimit = 0
+}
+
+// queue adds ev to the events for the endpoint.
+func (s *localConnIDs) queue(ev connIDEvent) { s.events = append(s.events, ev) }
+
+// pollEvent returns the next routing change for the endpoint, in the order
+// they happened, and whether there is one. The driver hands each to the
+// endpoint and an issue event's answer to onRouted.
+func (s *localConnIDs) pollEvent() (connIDEvent, bool) {
+	if s.evHead == len(s.events) {
+		if s.evHead > 0 {
+			clear(s.events)
+			s.events, s.evHead = s.events[:0], 0
+		}
+		return connIDEvent{}, false
+	}
+	ev := s.events[s.evHead]
+	s.evHead++
+	return ev, true
+}
+
+// eventsPending reports whether pollEvent has events to return.
+func (s *localConnIDs) eventsPending() bool { return s.evHead < len(s.events) }
+
+// onRouted takes the endpoint's answer to the issue event of cid with
+// sequence number seq: routed, the ID's NEW_CONNECTION_ID frame may be
+// sent; not routed (another connection has it), another ID is generated
+// for seq and its issue event queued. It is an error when the ID is one of
+// the handshake's (sequence number 0 or 1, in the transport parameters
+// already) or the generator keeps making IDs in use. An answer for an ID
+// retired meanwhile is ignored.
+func (s *localConnIDs) onRouted(seq uint64, cid ConnectionID, routed bool) error {
+	i := s.findSeq(seq)
+	if i < 0 || s.ids[i].cid != cid {
+		return nil
+	}
+	e := &s.ids[i]
+	if e.state != connIDLocalUnrouted {
+		if routed {
+			return nil
+		}
+		return errors.New("quic: the handshake connection ID is in use by another connection")
+	}
+	if routed {
+		e.state = connIDLocalPending
+		return nil
+	}
+	e.tries++
+	if e.tries >= connIDGenerateAttempts {
+		return errors.New("quic: connection ID generator keeps returning IDs in use")
+	}
+	ncid, token, err := s.generate()
+	if err != nil {
+		return err
+	}
+	e.cid, e.token = ncid, token
+	s.queue(connIDEvent{seq: seq, cid: ncid, token: token})
+	return nil
 }
 
 // connIDError returns a connection error for a frame of type ft.

@@ -63,6 +63,78 @@ func (r *connIDTestRoutes) removeConnID(cid ConnectionID) {
 	r.removed = append(r.removed, cid)
 }
 
+// testLocalIDs is localConnIDs driven as Conn.routeConnIDs drives it:
+// after each call that can issue or retire IDs, its events go to routes at
+// once and routes' answers back (sync).
+type testLocalIDs struct {
+	*localConnIDs
+	r *connIDTestRoutes
+}
+
+// init is localConnIDs.init with routes as the endpoint; the connection
+// generates its handshake ID.
+func (s *testLocalIDs) init(gen ConnectionIDGenerator, resetter *handshake.StatelessResetter, routes *connIDTestRoutes, maxActive int) error {
+	s.localConnIDs, s.r = new(localConnIDs), routes
+	if err := s.localConnIDs.init(gen, resetter, ConnectionID{}, maxActive); err != nil {
+		return err
+	}
+	return s.sync()
+}
+
+// sync hands the queued events to routes and its answers back.
+func (s *testLocalIDs) sync() error {
+	for {
+		ev, ok := s.pollEvent()
+		if !ok {
+			return nil
+		}
+		if ev.retire {
+			s.r.removeConnID(ev.cid)
+			continue
+		}
+		if err := s.onRouted(ev.seq, ev.cid, s.r.addConnID(ev.cid, ev.token)); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *testLocalIDs) setPeerLimit(limit uint64) error {
+	if err := s.localConnIDs.setPeerLimit(limit); err != nil {
+		return err
+	}
+	return s.sync()
+}
+
+func (s *testLocalIDs) onRetire(seq uint64, arrivedOn ConnectionID) error {
+	if err := s.localConnIDs.onRetire(seq, arrivedOn); err != nil {
+		return err
+	}
+	return s.sync()
+}
+
+func (s *testLocalIDs) retirePriorTo(seq uint64) (bool, error) {
+	ok, err := s.localConnIDs.retirePriorTo(seq)
+	if err != nil {
+		return ok, err
+	}
+	return ok, s.sync()
+}
+
+func (s *testLocalIDs) removeAll() {
+	s.localConnIDs.removeAll()
+	if err := s.sync(); err != nil {
+		panic(err)
+	}
+}
+
+func (s *testLocalIDs) issuePreferredAddress() (ConnectionID, wire.StatelessResetToken, error) {
+	cid, token, err := s.localConnIDs.issuePreferredAddress(ConnectionID{})
+	if err != nil {
+		return cid, token, err
+	}
+	return cid, token, s.sync()
+}
+
 func connIDTestResetter(t testing.TB) *handshake.StatelessResetter {
 	t.Helper()
 	r, err := handshake.NewStatelessResetter([]byte("0123456789abcdef0123456789abcdef"))
@@ -73,9 +145,9 @@ func connIDTestResetter(t testing.TB) *handshake.StatelessResetter {
 }
 
 // newTestLocalConnIDs returns localConnIDs with 8-byte counter IDs.
-func newTestLocalConnIDs(t testing.TB, maxActive int) (*localConnIDs, *connIDTestRoutes, *connIDTestGen) {
+func newTestLocalConnIDs(t testing.TB, maxActive int) (*testLocalIDs, *connIDTestRoutes, *connIDTestGen) {
 	t.Helper()
-	var s localConnIDs
+	var s testLocalIDs
 	routes := newConnIDTestRoutes()
 	gen := &connIDTestGen{n: 8}
 	if err := s.init(gen, connIDTestResetter(t), routes, maxActive); err != nil {
@@ -277,7 +349,7 @@ func TestLocalConnIDsRetireErrors(t *testing.T) {
 		}
 	})
 	t.Run("zero length", func(t *testing.T) {
-		var s localConnIDs
+		var s testLocalIDs
 		if err := s.init(&connIDTestGen{n: 0}, nil, newConnIDTestRoutes(), 0); err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +363,7 @@ func TestLocalConnIDsRetireErrors(t *testing.T) {
 }
 
 func TestLocalConnIDsZeroLength(t *testing.T) {
-	var s localConnIDs
+	var s testLocalIDs
 	routes := newConnIDTestRoutes()
 	if err := s.init(NewRandomConnectionIDGenerator(0), nil, routes, 0); err != nil {
 		t.Fatal(err)
@@ -492,24 +564,91 @@ func TestLocalConnIDsRetirePriorToDropsUnsent(t *testing.T) {
 
 func TestLocalConnIDsGeneratorFailures(t *testing.T) {
 	t.Run("collision with another connection", func(t *testing.T) {
-		var s localConnIDs
+		var s testLocalIDs
 		routes := newConnIDTestRoutes()
 		gen := &connIDTestGen{n: 8}
-		// The first two IDs the generator makes route elsewhere already.
+		if err := s.init(gen, nil, routes, 0); err != nil {
+			t.Fatal(err)
+		}
+		// The next two IDs the generator makes route elsewhere already:
+		// the endpoint refuses them and the connection picks others.
+		next := gen.next
 		for range 2 {
 			c, _ := gen.GenerateConnectionID()
 			routes.refuse[c] = true
 		}
-		gen.next = 0
+		gen.next = next
+		if err := s.setPeerLimit(3); err != nil {
+			t.Fatal(err)
+		}
+		fs := s.testSendAll()
+		if len(fs) != 2 {
+			t.Fatalf("%d frames, want 2", len(fs))
+		}
+		for _, f := range fs {
+			if routes.refuse[f.ConnectionID] {
+				t.Errorf("issued %v, in use by another connection", f.ConnectionID)
+			}
+			if _, ok := routes.routed[f.ConnectionID]; !ok {
+				t.Errorf("sent %v before it was routed", f.ConnectionID)
+			}
+		}
+	})
+	t.Run("unsendable until routed", func(t *testing.T) {
+		// "When an endpoint issues a connection ID, it MUST accept packets
+		// that carry this connection ID" (RFC 9000, Section 5.1.1): no
+		// frame carries an ID before the endpoint answered its event.
+		var s localConnIDs
+		if err := s.init(&connIDTestGen{n: 8}, nil, ConnectionID{}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if ev, ok := s.pollEvent(); !ok || ev.retire || ev.seq != 0 || ev.cid != s.initial() {
+			t.Fatalf("event %+v %v, want the issue of the handshake ID", ev, ok)
+		}
+		s.setPeerLimit(2)
+		if s.hasFrames() {
+			t.Fatal("a NEW_CONNECTION_ID frame before the endpoint routed its ID")
+		}
+		ev, ok := s.pollEvent()
+		if !ok || ev.retire || ev.seq != 1 {
+			t.Fatalf("event %+v %v, want the issue of sequence number 1", ev, ok)
+		}
+		if err := s.onRouted(ev.seq, ev.cid, true); err != nil {
+			t.Fatal(err)
+		}
+		if f, ok := s.nextFrame(); !ok || f.ConnectionID != ev.cid {
+			t.Fatalf("frame %+v %v, want one for %v", f, ok, ev.cid)
+		}
+	})
+	t.Run("handshake ID in use", func(t *testing.T) {
+		// The handshake ID is in the transport parameters already: a
+		// collision cannot be repaired (the endpoint generates it when a
+		// Transport drives the connection, endpoint.newConnID).
+		var s localConnIDs
+		if err := s.init(&connIDTestGen{n: 8}, nil, ConnectionID{}, 0); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := s.pollEvent()
+		if err := s.onRouted(ev.seq, ev.cid, false); err == nil {
+			t.Error("a colliding handshake ID was accepted")
+		}
+	})
+	t.Run("always refused", func(t *testing.T) {
+		var s testLocalIDs
+		routes := newConnIDTestRoutes()
+		gen := &connIDTestGen{n: 8}
 		if err := s.init(gen, nil, routes, 0); err != nil {
 			t.Fatal(err)
 		}
-		if routes.refuse[s.initial()] {
-			t.Error("issued an ID in use by another connection")
+		for i := range uint64(connIDGenerateAttempts + 1) {
+			routes.refuse[wire.NewConnectionID(binary.BigEndian.AppendUint64(nil, 0xc1d0000000000000+gen.next+i))] = true
+		}
+		if err := s.setPeerLimit(2); err == nil {
+			t.Error("no error when every ID routes elsewhere")
 		}
 	})
 	t.Run("always in use", func(t *testing.T) {
-		var s localConnIDs
+		var s testLocalIDs
 		routes := newConnIDTestRoutes()
 		gen := &connIDTestGen{n: 8, repeat: true}
 		if err := s.init(gen, nil, routes, 0); err != nil {
@@ -522,7 +661,7 @@ func TestLocalConnIDsGeneratorFailures(t *testing.T) {
 		}
 	})
 	t.Run("error", func(t *testing.T) {
-		var s localConnIDs
+		var s testLocalIDs
 		boom := errors.New("boom")
 		err := s.init(&connIDTestGen{n: 8, err: boom}, nil, newConnIDTestRoutes(), 0)
 		if !errors.Is(err, boom) {
@@ -530,7 +669,7 @@ func TestLocalConnIDsGeneratorFailures(t *testing.T) {
 		}
 	})
 	t.Run("wrong length", func(t *testing.T) {
-		var s localConnIDs
+		var s testLocalIDs
 		gen := &connIDLenLiar{}
 		if err := s.init(gen, nil, newConnIDTestRoutes(), 0); err == nil {
 			t.Error("accepted an ID of the wrong length")
@@ -547,7 +686,7 @@ func (connIDLenLiar) GenerateConnectionID() (ConnectionID, error) {
 }
 
 func TestLocalConnIDsRandomTokensWithoutResetter(t *testing.T) {
-	var s localConnIDs
+	var s testLocalIDs
 	routes := newConnIDTestRoutes()
 	if err := s.init(&connIDTestGen{n: 8}, nil, routes, 0); err != nil {
 		t.Fatal(err)

@@ -875,7 +875,7 @@ func connIDExchange(t *testing.T, seed uint64, steps int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x1d))
 	limit := uint64(2 + rng.IntN(5))
-	var issuer localConnIDs
+	var issuer testLocalIDs
 	routes := newConnIDTestRoutes()
 	if err := issuer.init(&connIDTestGen{n: 8}, connIDTestResetter(t), routes, 1+rng.IntN(10)); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,25 +15,10 @@ import (
 func TestSynctestIdleReleasesKeysAfterKeyUpdate(t *testing.T) {
 	for _, latency := range []time.Duration{10 * time.Millisecond, 200 * time.Millisecond} {
 		synctest.Test(t, func(t *testing.T) {
-			ctls, stls := testTLS(t)
-			sc, cc := newMemConnPair()
-			sc.latency, cc.latency = latency, latency
-			p := &apiPair{clientT: &Transport{Conn: cc}, serverT: &Transport{Conn: sc}}
-			t.Cleanup(func() { p.shutdown() })
-			l, err := p.serverT.Listen(stls, &Config{MaxIdleTimeout: time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.listener = l
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
 			// The client updates its keys every other packet it may.
-			if p.client, err = p.clientT.Dial(ctx, sc.LocalAddr(), ctls, &Config{MaxIdleTimeout: time.Hour, KeyUpdateInterval: 2}); err != nil {
-				t.Fatal(err)
-			}
-			if p.server, err = l.Accept(ctx); err != nil {
-				t.Fatal(err)
-			}
+			p := newConnPair(t, connPairOpts{Mem: true, Latency: latency,
+				Client: &Config{MaxIdleTimeout: time.Hour, KeyUpdateInterval: 2},
+				Server: &Config{MaxIdleTimeout: time.Hour}})
 			for i := range 4 {
 				roundTrip(t, p, string(bytes.Repeat([]byte{'a'}, 3000*i)))
 				time.Sleep(time.Minute)

@@ -37,18 +37,11 @@ func idleServerConnMemory(t testing.TB, n int, timeout time.Duration) idleMemory
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 1
 	}
-	ctls, stls := testTLS(t)
-	sc, cc := newMemConnPair()
-	serverT, clientT := &Transport{Conn: sc}, &Transport{Conn: cc}
-	defer func() {
-		serverT.Close()
-		sc.Close()
-	}()
 	conf := &Config{MaxIdleTimeout: time.Hour}
-	l, err := serverT.Listen(stls, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newConnPair(t, connPairOpts{Mem: true, RealTime: true, Config: conf, NoDial: true})
+	defer p.shutdown()
+	clientT, l, ctls, addr := p.clientT, p.listener, p.ctls, p.serverT.Conn.LocalAddr()
+	cc := clientT.Conn.(*memConn)
 	live0, inuse0, stack0 := gcMemStats()
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -73,7 +66,7 @@ func idleServerConnMemory(t testing.TB, n int, timeout time.Duration) idleMemory
 	for w := range parallel {
 		wg.Go(func() {
 			for i := w; i < n; i += parallel {
-				if _, err := clientT.Dial(ctx, sc.LocalAddr(), ctls, conf); err != nil {
+				if _, err := clientT.Dial(ctx, addr, ctls, conf); err != nil {
 					errs <- err
 					return
 				}

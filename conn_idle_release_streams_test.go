@@ -11,7 +11,7 @@ import (
 )
 
 // parkBoth waits until both ends of p are parked with their keys released.
-func parkBoth(t *testing.T, p *apiPair) {
+func parkBoth(t *testing.T, p *connPair) {
 	t.Helper()
 	time.Sleep(2 * idleReleaseDelay)
 	synctest.Wait()
@@ -25,7 +25,7 @@ func parkBoth(t *testing.T, p *apiPair) {
 // send buffer (128 KB here), for as long as the connection lived.
 func TestSynctestIdleKeepsNoFinishedStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		const n = 8
 		var weaks []weak.Pointer[stream]
 		served := make(chan struct{})

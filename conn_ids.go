@@ -44,10 +44,3 @@ func (c *connState) appendConnIDFrames(b []byte, end int) []byte {
 	}
 	return b
 }
-
-// nopRoutes is the connIDRoutes of a connection that is not attached to a
-// Transport (tests on the simulator, which routes by address).
-type nopRoutes struct{}
-
-func (nopRoutes) addConnID(ConnectionID, wire.StatelessResetToken) bool { return true }
-func (nopRoutes) removeConnID(ConnectionID)                             {}

@@ -94,13 +94,14 @@ func (c *connState) switchPath(now time.Time, addrs pathAddrs) error {
 
 // offerPreferredAddress, on a server, puts the preferred address in its
 // transport parameters with the connection ID of sequence number 1
-// (RFC 9000, Section 9.6.1). It does nothing with zero-length connection
-// IDs, which allow no preferred address (Section 18.2).
-func (c *connState) offerPreferredAddress(tp *wire.TransportParameters, pa *wire.PreferredAddress) {
+// (RFC 9000, Section 9.6.1): routed, if set, which the endpoint routes
+// already, or one it generates. It does nothing with zero-length
+// connection IDs, which allow no preferred address (Section 18.2).
+func (c *connState) offerPreferredAddress(tp *wire.TransportParameters, pa *wire.PreferredAddress, routed wire.ConnectionID) {
 	if pa == nil || (!pa.IPv4.IsValid() && !pa.IPv6.IsValid()) {
 		return
 	}
-	cid, token, err := c.localIDs.issuePreferredAddress()
+	cid, token, err := c.localIDs.issuePreferredAddress(routed)
 	if err != nil {
 		return
 	}

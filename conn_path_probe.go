@@ -15,7 +15,7 @@ import (
 // are open and nothing ack-eliciting is in flight, a client that has
 // received nothing for pathProbeIdle sends a PING: on a dead path its
 // write fails or its probe timeouts count (PTOCount), which is what the
-// follower (conn_follow.go) watches. The interval doubles with each probe
+// follower (conn_driver_follow.go) watches. The interval doubles with each probe
 // that brought no new stream data, up to the keep-alive period, so that
 // an idle connection with open streams (HTTP/3's control streams) sends a
 // handful, not a steady stream. (QUICHE's "retransmittable on wire"

@@ -91,18 +91,11 @@ func TestClientFollowsRetry(t *testing.T) {
 // client follows it and the handshake completes with the connection IDs
 // checked (RFC 9000, Section 7.3); a forged token gets INVALID_TOKEN.
 func TestUDPRetry(t *testing.T) {
-	ctls, stls := testTLS(t)
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked atomic.Int32
-	tr := &Transport{Conn: udp, RequireAddressValidation: func(net.Addr) bool { asked.Add(1); return true }}
-	defer func() { tr.Close(); udp.Close() }()
-	l, err := tr.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newConnPair(t, connPairOpts{NoDial: true, ServerTransport: func(tr *Transport) {
+		tr.RequireAddressValidation = func(net.Addr) bool { asked.Add(1); return true }
+	}})
+	l, ctls, ctr := p.listener, p.ctls, p.clientT
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
@@ -136,16 +129,10 @@ func TestUDPRetry(t *testing.T) {
 	c.CloseWithError(0, "")
 
 	// A client presenting a Retry token the server did not make.
-	cudp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctr := &Transport{Conn: cudp}
-	defer func() { ctr.Close(); cudp.Close() }()
 	if err := ctr.init(); err != nil {
 		t.Fatal(err)
 	}
-	forged := ctr.tokens.AppendRetryToken(nil, time.Now(), cudp.LocalAddr().(*net.UDPAddr).AddrPort(),
+	forged := ctr.tokens.AppendRetryToken(nil, time.Now(), ctr.Conn.LocalAddr().(*net.UDPAddr).AddrPort(),
 		wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8}), wire.NewConnectionID([]byte{1, 1, 1, 1, 1, 1, 1, 1}))
 	_, err = ctr.dial(ctx, l.Addr(), ctls, nil, false, forged)
 	var te *TransportError
@@ -158,18 +145,11 @@ func TestUDPRetry(t *testing.T) {
 // handshake; the client's next connection presents it and the server,
 // which requires address validation, needs no Retry.
 func TestUDPNewTokenSkipsRetry(t *testing.T) {
-	ctls, stls := testTLS(t)
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked atomic.Int32
-	tr := &Transport{Conn: udp, RequireAddressValidation: func(net.Addr) bool { asked.Add(1); return true }}
-	defer func() { tr.Close(); udp.Close() }()
-	l, err := tr.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newConnPair(t, connPairOpts{NoDial: true, ServerTransport: func(tr *Transport) {
+		tr.RequireAddressValidation = func(net.Addr) bool { asked.Add(1); return true }
+	}})
+	l, ctls, ctr := p.listener, p.ctls, p.clientT
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
@@ -181,12 +161,6 @@ func TestUDPNewTokenSkipsRetry(t *testing.T) {
 	}()
 	store := NewLRUTokenStore(4, 2)
 	cfg := &Config{TokenStore: store}
-	cudp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctr := &Transport{Conn: cudp}
-	defer func() { ctr.Close(); cudp.Close() }()
 	c1, err := ctr.Dial(ctx, l.Addr(), ctls, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -215,23 +189,4 @@ func TestUDPNewTokenSkipsRetry(t *testing.T) {
 		t.Fatalf("second connection: retried %v, validation asked %d more times", c2.state.hasRetried, asked.Load()-askedBefore)
 	}
 	c2.CloseWithError(0, "")
-}
-
-func TestLRUTokenStore(t *testing.T) {
-	s := NewLRUTokenStore(2, 2)
-	s.Put("a", []byte("a1"))
-	s.Put("a", []byte("a2"))
-	s.Put("a", []byte("a3")) // drops a1
-	s.Put("b", []byte("b1"))
-	s.Put("c", []byte("c1")) // drops a, the least recently used
-	if tok := s.Get("a"); tok != nil {
-		t.Fatalf("a: %q", tok)
-	}
-	if tok := s.Get("c"); string(tok) != "c1" || s.Get("c") != nil {
-		t.Fatalf("c: %q", tok)
-	}
-	s.Put("a", []byte("a4"))
-	if string(s.Get("b")) != "b1" || string(s.Get("a")) != "a4" {
-		t.Fatal("wrong tokens")
-	}
 }

@@ -22,6 +22,7 @@ func TestSimServerClosesStatelesslyBeforeValidation(t *testing.T) {
 		// The client's Initial carries another Source Connection ID than
 		// its transport parameters name.
 		p.client.c.localConnID = wire.NewConnectionID([]byte{0xbd, 1, 2, 3, 4, 5, 6, 7})
+		p.client.endpoint().routes.add(p.client.c.localConnID, p.client.ident)
 		p.run(t, time.Second, func() bool { return p.server.c != nil && p.server.c.closeState != stateActive })
 		s := p.server.c
 		if s.closeState != stateClosed || !s.nextDeadline(p.sim.Now()).IsZero() {

@@ -14,12 +14,16 @@ import (
 )
 
 // connState is the protocol core of one connection: a state machine that is
-// handed time and datagrams and returns datagrams and deadlines. It never
-// reads the clock, never touches a socket and starts no goroutine; the Conn
-// goroutine (or the simulator in tests) drives it:
+// handed time and datagrams and returns datagrams, deadlines and events. It
+// never reads the clock, never touches a socket and starts no goroutine; the
+// Conn goroutine (or the simulator in tests) drives it:
 //
 //   - handleDatagram(now, datagram) for every datagram received,
 //   - handleTimeout(now) when nextDeadline() has passed,
+//   - localIDs.pollEvent() for the routing changes of its connection IDs,
+//     handed to the endpoint with the answers back (localIDs.onRouted),
+//     before each pollTransmit and whenever pollTransmit returned nothing
+//     with events pending (Conn.routeConnIDs),
 //   - pollTransmit(now, buf) until it returns no more datagrams.
 //
 // Only one goroutine at a time may call it. Application goroutines reach
@@ -299,14 +303,22 @@ func (sp *packetSpace) cryptoToSend() bool { return sp.crypto != nil && sp.crypt
 // connParams are what a connection needs besides its Config.
 type connParams struct {
 	tls *tls.Config // prepared by handshake.PrepareTLSConfig
-	// Connection IDs: our IDs come from connIDGen and are routed through
-	// routes. For a client, origDstConnID is the random initial
-	// destination and peerConnID equals it until the server answers; for
-	// a server, both come from the client's first Initial.
-	connIDGen     ConnectionIDGenerator
-	routes        connIDRoutes
-	peerConnID    wire.ConnectionID
-	origDstConnID wire.ConnectionID
+	// sessionTickets, on a server, are the rotating keys that seal its
+	// session tickets at the connection's time, or nil (keys_fleet.go).
+	sessionTickets *handshake.EpochKeys
+	// Connection IDs: our IDs come from connIDGen, and the driver has
+	// them routed by its endpoint (connIDEvent). localConnID and
+	// preferredConnID, if set, are the IDs of sequence numbers 0 and 1
+	// that the endpoint generated and routed already (endpoint.newConnID);
+	// unset, the connection generates them. For a client, origDstConnID
+	// is the random initial destination and peerConnID equals it until
+	// the server answers; for a server, both come from the client's first
+	// Initial.
+	connIDGen       ConnectionIDGenerator
+	localConnID     wire.ConnectionID
+	preferredConnID wire.ConnectionID
+	peerConnID      wire.ConnectionID
+	origDstConnID   wire.ConnectionID
 	// initialKeyConnID, if set, is the connection ID the Initial keys
 	// derive from, when it is not origDstConnID: on a server after a
 	// Retry, the Retry's Source Connection ID (RFC 9001, Section 5.2).
@@ -387,11 +399,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 		c.offeredVersion, c.version = p.version, wire.Version1
 	}
 	c.firstVersion = c.version
-	routes := p.routes
-	if routes == nil {
-		routes = nopRoutes{}
-	}
-	if err := c.localIDs.init(p.connIDGen, p.statelessReset, routes, 0); err != nil {
+	if err := c.localIDs.init(p.connIDGen, p.statelessReset, p.localConnID, 0); err != nil {
 		return nil, err
 	}
 	c.localConnID = c.localIDs.initial()
@@ -425,7 +433,7 @@ func newConnState(now time.Time, role wire.Role, cfg *Config, p connParams) (*co
 
 	params := c.ourTransportParameters(p)
 	c.params, c.maxDatagramFrameSize = &params, params.MaxDatagramFrameSize
-	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early}
+	setup := &handshake.Config{TLS: p.tls, Params: params, EnableEarlyData: p.early, SessionTickets: p.sessionTickets}
 	if role == wire.RoleServer {
 		setup.EnableEarlyData = cfg.Allow0RTT
 		setup.AdmitEarlyData = c.admitEarlyData(p) // conn_antireplay.go
@@ -512,7 +520,7 @@ func (c *connState) ourTransportParameters(p connParams) wire.TransportParameter
 			tp.RetrySourceConnectionID, tp.HasRetrySourceConnectionID = p.retrySrcConnID, true
 		}
 		tp.StatelessResetToken, tp.HasStatelessResetToken = c.localIDs.initialResetToken(), true
-		c.offerPreferredAddress(&tp, p.preferredAddress)
+		c.offerPreferredAddress(&tp, p.preferredAddress, p.preferredConnID)
 	}
 	tp.DisableActiveMigration = cfg.DisableActiveMigration
 	if testHookTransportParameters != nil {
@@ -798,6 +806,16 @@ func (c *connState) confirmHandshake(now time.Time) {
 	// makes and routes none.
 	c.spareConnIDsDue = c.peerParams != nil
 	c.migrateToPreferredAddress(now)
+}
+
+// issueDueConnIDs issues the spare connection IDs that are due, if any,
+// so that their issue events reach the endpoint, and their frames the
+// next datagram, as the driver routes the events before it polls
+// (Conn.routeConnIDs); pollTransmit issues them otherwise.
+func (c *connState) issueDueConnIDs(now time.Time) {
+	if c.spareConnIDsDue && c.closeState == stateActive {
+		c.issueSpareConnIDs(now)
+	}
 }
 
 // issueSpareConnIDs issues the connection IDs that confirmHandshake made

@@ -8,14 +8,16 @@ import (
 	"testing"
 )
 
-// TestStreamsMapDekkerPairs stresses the two lock-free handshakes between
-// the connection goroutine and application goroutines documented on
-// streamsMap: whichever order two concurrent stores land in, at least one
-// side must see the other's and act, or a wakeup is lost and a reader
-// waits forever (RFC 9000, Section 4.2: the receiver must "send MAX_DATA
-// ... frames as it consumes data"). Run it with -race; each round starts
-// both sides together from fresh state.
-func TestStreamsMapDekkerPairs(t *testing.T) {
+// TestStreamsMapWakeHandshakes stresses the two handshakes between the
+// connection goroutine and application goroutines documented on
+// streamsMap (both under its mutex since the Dekker pairs of atomics
+// were removed, the goroutine skipping the lock when what it publishes is
+// unchanged): whichever order two concurrent calls run in, at least one
+// side must see the other's change and act, or a wakeup is lost and a
+// reader waits forever (RFC 9000, Section 4.2: the receiver must "send
+// MAX_DATA ... frames as it consumes data"). Run it with -race; each
+// round starts both sides together from fresh state.
+func TestStreamsMapWakeHandshakes(t *testing.T) {
 	rounds := 20000
 	if connIDRaceEnabled || testing.Short() {
 		rounds = 4000 // the race detector slows each round tenfold
@@ -73,13 +75,31 @@ func TestStreamsMapDekkerPairs(t *testing.T) {
 		// goroutine publishes at the same moment: the reader wakes the
 		// goroutine, or the goroutine sees the bytes and counts them.
 		m = &streamsMap{}
-		m.readWakeAt.Store(math.MaxInt64) // nothing due yet
-		recount, wake := race(
+		var woke atomic.Bool
+		m.wake = func() { woke.Store(true) }
+		m.readWakeAt = math.MaxInt64 // nothing due yet
+		s := &stream{m: m}
+		recount, _ := race(
 			func() bool { return m.publishReadWakeAt(100) },
-			func() bool { return m.addRead(150) },
+			func() bool { m.noteRead(s, false, 150); return false },
 		)
-		if !recount && !wake {
+		if !recount && !woke.Load() {
 			t.Fatalf("round %d: reads reached the MAX_DATA threshold, and neither side noticed", i)
+		}
+		if !m.attentionPending.Load() || len(m.attention) != 1 {
+			t.Fatalf("round %d: the read stream is not queued for attention", i)
+		}
+
+		// The same threshold published again takes no lock: a read that
+		// reaches it meanwhile must wake the goroutine itself.
+		woke.Store(false)
+		m.readPending = 0
+		recount, _ = race(
+			func() bool { return m.publishReadWakeAt(100) },
+			func() bool { m.noteRead(s, false, 100); return false },
+		)
+		if recount || !woke.Load() {
+			t.Fatalf("round %d: unchanged threshold: goroutine recount %v, reader woke %v; want false, true", i, recount, woke.Load())
 		}
 	}
 }

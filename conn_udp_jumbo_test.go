@@ -28,14 +28,13 @@ func TestUDPLoopbackJumboPackets(t *testing.T) {
 		t.Skip("real time: set QUIC_TEST_JUMBO=1 (make test-jumbo)")
 	}
 	p := newBulkPair(t, nil)
-	defer p.close()
-	if !p.cli.t.SocketInfo().GRO {
+	if !p.client.t.SocketInfo().GRO {
 		t.Skip("no GRO: the receive buffers take 2 KB datagrams")
 	}
 	p.transfer(t, 8<<20, make([]byte, 64<<10))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, s := p.cli.Stats().MaxDatagramSize, p.srv.Stats().MaxDatagramSize
+		c, s := p.client.Stats().MaxDatagramSize, p.server.Stats().MaxDatagramSize
 		if c > 65507-65507/64 && c <= 65507 && s == 1472 {
 			return
 		}

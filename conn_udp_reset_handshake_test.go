@@ -108,8 +108,8 @@ func TestUDPStatelessResetLongHeaders(t *testing.T) {
 	srv := <-conns
 	pathEcho(t, c, []byte("hello"))
 	var live wire.ConnectionID
-	for i := range ts.handlers.shards {
-		s := &ts.handlers.shards[i]
+	for i := range ts.ep.routes.shards {
+		s := &ts.ep.routes.shards[i]
 		s.mu.RLock()
 		for cid, r := range s.m {
 			if r.c == srv {

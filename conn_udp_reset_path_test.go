@@ -15,8 +15,8 @@ import (
 // nowhere, and t answers them with stateless resets (RFC 9000,
 // Section 10.3).
 func forgetConn(t *Transport, c *Conn) {
-	for i := range t.handlers.shards {
-		s := &t.handlers.shards[i]
+	for i := range t.ep.routes.shards {
+		s := &t.ep.routes.shards[i]
 		s.mu.Lock()
 		for cid, r := range s.m {
 			if r.c == c {
@@ -164,8 +164,8 @@ func TestUDPStatelessResetNotForLiveConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var live wire.ConnectionID
-	for i := range ts.handlers.shards {
-		s := &ts.handlers.shards[i]
+	for i := range ts.ep.routes.shards {
+		s := &ts.ep.routes.shards[i]
 		s.mu.RLock()
 		for cid, r := range s.m {
 			if r.c == srv {

@@ -123,25 +123,41 @@ package quic
 // never opens a socket (net.Dial*, net.Listen*), imports neither os nor
 // syscall nor x/sys, and starts no goroutine.
 //
-// The way of a datagram from the socket to its connection:
+// The way of a datagram from the socket to its connection, a straight
+// path through these functions:
 //
-//	Transport.readLoop  transport_io.go     reads a batch
-//	Transport.deliver   transport_io.go     splits GRO runs by connection ID
-//	Transport.route     transport.go        looks the connection ID up
-//	                                        (transport_routes.go: 64 sharded
-//	                                        locks, no allocation), then the
-//	                                        stateless-reset tokens
-//	                                        (reset_tokens.go)
-//	Conn.enqueue        conn_driver_io.go   the connection's bounded queue
-//	Conn.run            conn.go             the connection's goroutine
+//	Transport.readLoop   transport_io.go     reads a batch from the socket
+//	Transport.deliver    transport_io.go     splits GRO runs by connection ID
+//	Transport.route      transport.go        asks the endpoint, does what
+//	                                         it decided
+//	endpoint.handle      endpoint_routes.go  the routing decision, sans-IO:
+//	                                         the connection ID's connection
+//	                                         (64 sharded locks, no
+//	                                         allocation), a closed
+//	                                         connection's record, or the
+//	                                         connection whose peer's
+//	                                         stateless reset token ends the
+//	                                         datagram (reset_tokens.go)
+//	Conn.enqueue         conn_driver_io.go   the connection's bounded queue
+//	Conn.run             conn.go             the connection's goroutine
 //	connState.handleDatagramOn  conn_path.go, then conn_recv.go: the core
 //
 // or, when no connection owns it:
 //
 //	Transport.handleUnrouted  transport.go  reads the clock, asks the
 //	                                        endpoint, does what it decided
-//	endpoint.handleUnrouted   endpoint.go   the decision, sans-IO
-//	Listener.startConnection  listener.go   a new connection
+//	endpoint.handleUnrouted   endpoint.go   the decision, sans-IO: Version
+//	                                        Negotiation, Retry, stateless
+//	                                        reset, a new connection, or drop
+//	Listener.startConnection  listener.go   a new connection, whose first
+//	                                        IDs the endpoint picks and
+//	                                        routes (endpoint.newConnID)
+//
+// and back, the connection's own IDs: connState queues connIDEvent values
+// (conn_id_local.go: issue, retire); Conn.routeConnIDs
+// (conn_driver_routes.go) hands them to endpoint.handleConnIDEvent before
+// each poll for datagrams, and the connection sends an ID to its peer only
+// once the endpoint routes it.
 //
 // Core files (sans-IO): connState and its parts (conn_*.go but conn.go
 // and the conn_driver_*.go files), the endpoint (endpoint*.go), the
@@ -156,11 +172,12 @@ package quic
 // conn.go, conn_driver_io.go, conn_driver_park.go, conn_driver_runner.go,
 // closed_conn.go, listener.go, transport.go, transport_io.go,
 // transport_reuseport.go, reuseport.go, reuseport_linux.go,
-// reuseport_other.go, keys_fleet.go, conn_follow.go, addr_early.go,
+// reuseport_other.go, keys_fleet.go, conn_driver_follow.go, addr_early.go,
 // netwatch_linux.go, netwatch_other.go, netlink_linux.go, stream.go,
 // sys_conn.go, sys_conn_linux.go, sys_conn_other.go,
-// sys_conn_errors_windows.go; and
-// two stores that the application or crypto/tls call outside the state
-// machines and that read the clock themselves: conn_antireplay.go
-// (AntiReplayCache.Admit) and handshake/session_ticket_keys.go (the
-// ticket keys' epochs, tls.Config.Time or time.Now).
+// sys_conn_errors_windows.go; and two clock-reading wrappers for callers
+// outside the state machines, whose connections use the variants that take
+// the time: conn_driver_antireplay.go (AntiReplayCache.Admit; connections
+// call AdmitAt) and handshake/session_ticket_clock.go
+// (handshake.ConfigureSessionTickets; connections seal tickets through
+// handshake.Config.SessionTickets at their own time).

@@ -24,9 +24,19 @@ import (
 // read loop drives it (Transport.route) and so does the simulator
 // (simEndpoint in sim_harness_test.go), so that accepting, Retry, token
 // checks, Version Negotiation and stateless resets are tested
-// deterministically. Its state (the stateless-reset budget) belongs to the
-// one goroutine that drives it.
+// deterministically. It owns the routing table (routes, endpoint_routes.go)
+// as data: connections ask it to route and retire their IDs through
+// events (connIDEvent) that their drivers hand it. Its other state (the
+// stateless-reset budget) belongs to the one goroutine that drives
+// handleUnrouted.
 type endpoint struct {
+	// routes maps connection IDs to connections; its shards' locks make
+	// it safe for concurrent use (endpoint_routes.go).
+	routes packetHandlerMap
+	// resetTokens maps the peers' stateless reset tokens to connections,
+	// under its own lock (reset_tokens.go).
+	resetTokens resetTokenMap
+
 	cidGen ConnectionIDGenerator
 	tokens *handshake.TokenProtector
 	replay TokenReplayGuard

@@ -21,8 +21,8 @@ import (
 // like a short-header packet, and rate-limited.
 func (e *endpoint) statelessReset(now time.Time, d []byte, cid wire.ConnectionID, out []byte) []byte {
 	size := min(len(d)-1, 42)
-	if size < handshake.MinStatelessResetLen || cid.Len() == 0 {
-		return nil
+	if size < handshake.MinStatelessResetLen || cid.Len() == 0 || e.resetter() == nil {
+		return nil // no key (a simulated client): no resets
 	}
 	if now.Sub(e.resetRefill) > time.Second {
 		e.resetRefill, e.resetBudget = now, statelessResetsPerSecond

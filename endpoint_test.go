@@ -2,12 +2,14 @@ package quic
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/quicstack/quic/handshake"
+	"github.com/quicstack/quic/internal/netsim"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -219,5 +221,152 @@ func TestEndpointEarly0RTT(t *testing.T) {
 	}
 	if r := handleTest(e, now, b, &listenState{versions: []wire.Version{wire.Version1}}); r.outcome != outcomeDrop {
 		t.Errorf("0-RTT without Allow0RTT: outcome %d", r.outcome)
+	}
+}
+
+// The endpoint owns the routing table: it picks and routes a new
+// connection's handshake ID (newConnID), routes the IDs a connection
+// issues later as the connection's events ask (handleConnIDEvent),
+// refusing an ID another connection holds so that the connection picks
+// another, and stops routing retired ones. An ID is routed before a frame
+// can carry it: "When an endpoint issues a connection ID, it MUST accept
+// packets that carry this connection ID for the duration of the
+// connection or until its peer invalidates the connection ID via a
+// RETIRE_CONNECTION_ID frame" (RFC 9000, Section 5.1.1).
+func TestEndpointConnIDEvents(t *testing.T) {
+	e := testEndpoint(t)
+	e.routes.init()
+	a, b := &Conn{}, &Conn{}
+	// Connection a: its handshake ID comes from the endpoint, routed.
+	aid, err := e.newConnID(a)
+	if err != nil || aid.Len() != 8 {
+		t.Fatalf("newConnID = %v, %v", aid, err)
+	}
+	short := func(cid ConnectionID) []byte {
+		return append(append([]byte{0x40}, cid.Bytes()...), make([]byte, 30)...)
+	}
+	if r := e.handle(short(aid)); r.kind != routeConn || r.c != a {
+		t.Fatalf("a's ID routes to %+v", r)
+	}
+	// Connection b generates its IDs; the next one it makes is a's.
+	gen := &connIDTestGen{n: 8, next: 100}
+	var ids localConnIDs
+	if err := ids.init(gen, nil, ConnectionID{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() (issued, refused, retired int) {
+		for {
+			ev, ok := ids.pollEvent()
+			if !ok {
+				return
+			}
+			routed := e.handleConnIDEvent(b, ev)
+			switch {
+			case ev.retire:
+				retired++
+				continue
+			case routed:
+				issued++
+			default:
+				refused++
+			}
+			if err := ids.onRouted(ev.seq, ev.cid, routed); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if issued, _, _ := drain(); issued != 1 {
+		t.Fatalf("%d handshake IDs routed, want 1", issued)
+	}
+	// The next ID b makes is a's.
+	ids.gen = &collidingGen{first: aid, rest: gen}
+	if err := ids.setPeerLimit(2); err != nil {
+		t.Fatal(err)
+	}
+	if ids.hasFrames() {
+		t.Fatal("a frame for an ID the endpoint has not routed")
+	}
+	issued, refused, _ := drain()
+	if issued != 1 || refused != 1 {
+		t.Fatalf("issued %d, refused %d; want a's ID refused and another routed", issued, refused)
+	}
+	f, ok := ids.nextFrame()
+	if !ok || f.ConnectionID == aid {
+		t.Fatalf("frame %+v %v: want one for an ID other than a's", f, ok)
+	}
+	if r := e.handle(short(f.ConnectionID)); r.kind != routeConn || r.c != b {
+		t.Fatalf("b's new ID routes to %+v", r)
+	}
+	if r := e.handle(short(aid)); r.c != a {
+		t.Fatal("a lost its ID to b")
+	}
+	// The peer retires it: it routes nowhere, and an unknown short
+	// header goes to the unrouted path.
+	ids.frameSent(f.SequenceNumber)
+	if err := ids.onRetire(f.SequenceNumber, ids.initial()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, retired := drain(); retired != 1 {
+		t.Fatalf("%d retired, want 1", retired)
+	}
+	if r := e.handle(short(f.ConnectionID)); r.kind != routeNone {
+		t.Fatalf("a retired ID routes to %+v", r)
+	}
+	// When b is gone, none of its IDs route.
+	ids.removeAll()
+	drain()
+	for i := range e.routes.shards {
+		for cid, r := range e.routes.shards[i].m {
+			if r.c == b {
+				t.Errorf("%v still routes to b", cid)
+			}
+		}
+	}
+}
+
+// collidingGen returns first, then what rest generates.
+type collidingGen struct {
+	first ConnectionID
+	used  bool
+	rest  ConnectionIDGenerator
+}
+
+func (g *collidingGen) ConnectionIDLen() int { return g.rest.ConnectionIDLen() }
+func (g *collidingGen) GenerateConnectionID() (ConnectionID, error) {
+	if !g.used {
+		g.used = true
+		return g.first, nil
+	}
+	return g.rest.GenerateConnectionID()
+}
+
+// A client's endpoint routes the server's Version Negotiation packet by
+// its Destination Connection ID, the client's Source Connection ID
+// (RFC 9000, Section 17.2.1), to the connection, which gives up when no
+// version is left in common (Section 6.2); one for another connection ID
+// routes nowhere and is dropped.
+func TestSimClientEndpointVersionNegotiation(t *testing.T) {
+	p := newSimPairOpts(t, testLink, 61, simPairOpts{
+		client: &Config{Versions: []wire.Version{wire.Version1}},
+		server: &Config{Versions: []wire.Version{wire.Version2}},
+	})
+	c := p.client.c
+	// A stray one first, to another connection ID: dropped by the
+	// endpoint before any connection sees it.
+	stray := wire.AppendVersionNegotiation(nil, 0x55, []byte{9, 9, 9, 9, 9, 9, 9, 9}, c.origDstConnID.Bytes(), []wire.Version{wire.Version2})
+	p.client.HandleDatagram(p.sim.Now(), &netsim.Datagram{Src: netsim.Addr{Host: 2, Port: 443}, Dst: netsim.Addr{Host: 1, Port: 5000}, Payload: stray})
+	if c.closeState != stateActive || p.client.routed[routeNone] != 1 {
+		t.Fatalf("after a stray Version Negotiation packet: state %v, routed %v", c.closeState, p.client.routed)
+	}
+	p.run(t, 5*time.Second, func() bool { return c.closeState != stateActive })
+	var ve *VersionNegotiationError
+	if !errors.As(c.closeErr, &ve) {
+		t.Fatalf("client closed with %v, want a VersionNegotiationError", c.closeErr)
+	}
+	if p.server.c != nil {
+		t.Error("the server started a connection for a version it does not accept")
+	}
+	if p.client.routed[routeNone] != 1 || p.client.routed[routeConn] == 0 {
+		t.Errorf("client's endpoint routed %v (by kind), want the stray packet unrouted and the server's to the connection", p.client.routed)
 	}
 }

@@ -100,8 +100,10 @@ func (k *KeySchedule) StatelessResetKey() []byte { return append([]byte(nil), k.
 
 // ConfigureTLS makes c seal and open session tickets with the rotating
 // ticket keys, by setting c.WrapSession and c.UnwrapSession; c.Time, if
-// set, is the clock. A Transport with Keys does this itself to the
-// tls.Config given to Listen, unless it sets WrapSession or UnwrapSession.
+// set, is the clock, else time.Now. A Transport with Keys seals its
+// listeners' tickets with these keys itself, at each connection's time
+// (handshake.Config.SessionTickets), unless the tls.Config given to Listen
+// sets WrapSession or UnwrapSession.
 func (k *KeySchedule) ConfigureTLS(c *tls.Config) {
 	handshake.ConfigureSessionTickets(c, k.tickets)
 }
@@ -121,9 +123,13 @@ func (t *Transport) fleetKeys() (reset []byte, tokens *handshake.TokenProtector)
 	return reset, tokens
 }
 
-// configureTickets applies t.Keys to a listener's prepared tls.Config.
-func (t *Transport) configureTickets(c *tls.Config) {
+// sessionTickets returns the ticket keys that t.Keys gives a listener's
+// connections for its prepared tls.Config c, or nil: none unless c seals
+// its tickets itself. Each connection seals with them at its own time
+// (handshake.Config.SessionTickets).
+func (t *Transport) sessionTickets(c *tls.Config) *handshake.EpochKeys {
 	if t.Keys != nil && c.WrapSession == nil && c.UnwrapSession == nil {
-		t.Keys.ConfigureTLS(c)
+		return t.Keys.tickets
 	}
+	return nil
 }

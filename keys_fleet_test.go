@@ -17,6 +17,7 @@ import (
 // on its own in-memory link to the client, which dials it from a
 // Transport of its own.
 type keyedServer struct {
+	p      *connPair
 	st, ct *Transport
 	l      *Listener
 	addr   net.Addr
@@ -24,17 +25,11 @@ type keyedServer struct {
 
 func newKeyedServer(t *testing.T, keys *KeySchedule, stls *tls.Config, retry bool) *keyedServer {
 	t.Helper()
-	sc, cc := newMemConnPair()
-	sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-	f := &keyedServer{st: &Transport{Conn: sc, Keys: keys}, ct: &Transport{Conn: cc}, addr: sc.LocalAddr()}
-	if retry {
-		f.st.RequireAddressValidation = func(net.Addr) bool { return true }
-	}
-	l, err := f.st.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.l = l
+	p := newConnPair(t, connPairOpts{Mem: true, NoDial: true, Retry: retry,
+		TLS:             func(testing.TB) (_, _ *tls.Config) { return nil, stls },
+		ServerTransport: func(tr *Transport) { tr.Keys = keys }})
+	l := p.listener
+	f := &keyedServer{p: p, st: p.serverT, ct: p.clientT, l: l, addr: p.serverT.Conn.LocalAddr()}
 	go func() {
 		for {
 			c, err := l.Accept(context.Background())
@@ -75,13 +70,7 @@ func (f *keyedServer) connect(t *testing.T, ctls *tls.Config, conf *Config) tls.
 	return cs
 }
 
-func (f *keyedServer) close() {
-	f.l.Close()
-	f.st.Close()
-	f.ct.Close()
-	f.st.Conn.Close()
-	f.ct.Conn.Close()
-}
+func (f *keyedServer) close() { f.p.closeAfter(0, 0) }
 
 // TestSynctestKeyScheduleRotation runs two servers sharing one master
 // secret in simulated time: a session ticket and an address token issued

@@ -18,9 +18,9 @@ func TestBlockedCallsWake(t *testing.T) {
 		InitialConnectionReceiveWindow: window, MaxConnectionReceiveWindow: window, MaxIncomingStreams: 2, EnableDatagrams: true}
 	type scenario struct {
 		name  string
-		block func(p *apiPair) (func() error, func()) // blocked call, waker
+		block func(p *connPair) (func() error, func()) // blocked call, waker
 	}
-	openAccepted := func(p *apiPair) (*Stream, *Stream) {
+	openAccepted := func(p *connPair) (*Stream, *Stream) {
 		s, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -34,86 +34,86 @@ func TestBlockedCallsWake(t *testing.T) {
 	}
 	big := make([]byte, 1<<20)
 	scenarios := []scenario{
-		{"read/CancelRead", func(p *apiPair) (func() error, func()) {
+		{"read/CancelRead", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { s.CancelRead(5) }
 		}},
-		{"read/SetReadDeadline", func(p *apiPair) (func() error, func()) {
+		{"read/SetReadDeadline", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { s.SetReadDeadline(time.Now().Add(-time.Second)) }
 		}},
-		{"read/Close", func(p *apiPair) (func() error, func()) {
+		{"read/Close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { s.Close() }
 		}},
-		{"read/peer reset", func(p *apiPair) (func() error, func()) {
+		{"read/peer reset", func(p *connPair) (func() error, func()) {
 			s, ss := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { ss.CancelWrite(7) }
 		}},
-		{"read/conn close", func(p *apiPair) (func() error, func()) {
+		{"read/conn close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"read/peer conn close", func(p *apiPair) (func() error, func()) {
+		{"read/peer conn close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { p.server.CloseWithError(1, "") }
 		}},
-		{"write/CancelWrite", func(p *apiPair) (func() error, func()) {
+		{"write/CancelWrite", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Write(big); return err }, func() { s.CancelWrite(5) }
 		}},
-		{"write/SetWriteDeadline", func(p *apiPair) (func() error, func()) {
+		{"write/SetWriteDeadline", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Write(big); return err }, func() { s.SetWriteDeadline(time.Now().Add(-time.Second)) }
 		}},
-		{"write/peer STOP_SENDING", func(p *apiPair) (func() error, func()) {
+		{"write/peer STOP_SENDING", func(p *connPair) (func() error, func()) {
 			s, ss := openAccepted(p)
 			return func() error { _, err := s.Write(big); return err }, func() { ss.CancelRead(9) }
 		}},
-		{"write/conn close", func(p *apiPair) (func() error, func()) {
+		{"write/conn close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Write(big); return err }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"write/peer conn close", func(p *apiPair) (func() error, func()) {
+		{"write/peer conn close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Write(big); return err }, func() { p.server.CloseWithError(1, "") }
 		}},
-		{"accept/close", func(p *apiPair) (func() error, func()) {
+		{"accept/close", func(p *connPair) (func() error, func()) {
 			return func() error { _, err := p.server.AcceptStream(context.Background()); return err }, func() { p.server.CloseWithError(1, "") }
 		}},
-		{"acceptuni/peer close", func(p *apiPair) (func() error, func()) {
+		{"acceptuni/peer close", func(p *connPair) (func() error, func()) {
 			return func() error { _, err := p.server.AcceptUniStream(context.Background()); return err }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"openstreamsync/close", func(p *apiPair) (func() error, func()) {
+		{"openstreamsync/close", func(p *connPair) (func() error, func()) {
 			openAccepted(p)
 			openAccepted(p)
 			return func() error { _, err := p.client.OpenStreamSync(context.Background()); return err }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"openstreamsync/peer close", func(p *apiPair) (func() error, func()) {
+		{"openstreamsync/peer close", func(p *connPair) (func() error, func()) {
 			openAccepted(p)
 			openAccepted(p)
 			return func() error { _, err := p.client.OpenStreamSync(context.Background()); return err }, func() { p.server.CloseWithError(1, "") }
 		}},
-		{"receivedatagram/close", func(p *apiPair) (func() error, func()) {
+		{"receivedatagram/close", func(p *connPair) (func() error, func()) {
 			return func() error { _, err := p.client.ReceiveDatagram(context.Background()); return err }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"drain (WaitAcked's deprecated alias)/close", func(p *apiPair) (func() error, func()) {
+		{"drain (WaitAcked's deprecated alias)/close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			s.Write(make([]byte, 8<<10))
 			return func() error { return p.client.Drain(context.Background()) }, func() { p.client.CloseWithError(1, "") }
 		}},
-		{"read/transport close", func(p *apiPair) (func() error, func()) {
+		{"read/transport close", func(p *connPair) (func() error, func()) {
 			s, _ := openAccepted(p)
 			return func() error { _, err := s.Read(make([]byte, 10)); return err }, func() { go p.clientT.Close() }
 		}},
-		{"accept/listener close", func(p *apiPair) (func() error, func()) {
+		{"accept/listener close", func(p *connPair) (func() error, func()) {
 			return func() error { _, err := p.listener.Accept(context.Background()); return err }, func() { p.listener.Close() }
 		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newAPIPair(t, small, small)
+				p := newConnPair(t, connPairOpts{Mem: true, Client: small, Server: small})
 				call, wake := sc.block(p)
 				done := make(chan error, 1)
 				go func() { done <- call() }()

@@ -20,19 +20,19 @@ import (
 func TestListenerCloseEmptiesAcceptQueue(t *testing.T) {
 	for trial := range 10 {
 		synctest.Test(t, func(t *testing.T) {
-			m := newMemTransports(t)
-			defer m.close(time.Second, time.Second)
+			m := newConnPair(t, connPairOpts{Mem: true, NoDial: true})
+			defer m.closeAfter(time.Second, time.Second)
 			var clients []*Conn
 			for range 3 {
-				c, err := m.clientT.Dial(context.Background(), m.sc.LocalAddr(), m.ctls, &Config{KeepAlivePeriod: time.Second})
+				c, err := m.clientT.Dial(context.Background(), m.serverT.Conn.LocalAddr(), m.ctls, &Config{KeepAlivePeriod: time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}
 				clients = append(clients, c)
 			}
 			synctest.Wait() // the server's handshakes completed: queued
-			m.l.Close()
-			c, err := m.l.Accept(context.Background())
+			m.listener.Close()
+			c, err := m.listener.Accept(context.Background())
 			if err == nil {
 				c.CloseWithError(0, "")
 				t.Fatalf("trial %d: Accept after Close returned a queued connection", trial)

@@ -18,10 +18,10 @@ func TestBlockedWriteWokenByClose(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const window = 16 << 10
-				p := newAPIPair(t, nil, &Config{
+				p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{
 					InitialStreamReceiveWindow: window, MaxStreamReceiveWindow: window,
 					InitialConnectionReceiveWindow: window, MaxConnectionReceiveWindow: window,
-				})
+				}})
 				var write func([]byte) (int, error)
 				var closeIt func() error
 				if how == "SendStream.Close" {
@@ -83,7 +83,7 @@ func TestBlockedWriteWokenByClose(t *testing.T) {
 // behind: 100,000 cancelled calls kept 100,000 waiters (11.7 MB).
 func TestDrainLeavesNoWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		cs, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -283,14 +283,14 @@ func TestTransportCloseBound(t *testing.T) {
 // dropped for a full queue.
 func TestDatagramDuringHandOverGoesToRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemTransports(t)
-		defer m.close(time.Second, time.Second)
+		m := newConnPair(t, connPairOpts{Mem: true, NoDial: true})
+		defer m.closeAfter(time.Second, time.Second)
 		client, server := m.dial(t, nil)
 		server.CloseWithError(0, "bye")
 		synctest.Wait() // closing: handed over to the record
 		var cid wire.ConnectionID
 		server.state.localIDs.each(func(id ConnectionID) { cid = id })
-		r := m.serverT.handlers.get(cid)
+		r := m.serverT.ep.routes.get(cid)
 		if r.closed == nil {
 			t.Fatal("the closed connection's IDs do not route to its record")
 		}

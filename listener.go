@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quicstack/quic/handshake"
 	"github.com/quicstack/quic/wire"
 )
 
@@ -29,6 +30,7 @@ import (
 type Listener struct {
 	t            *Transport
 	tls          *tls.Config
+	tickets      *handshake.EpochKeys // Transport.Keys' session ticket keys, or nil
 	config       *Config
 	accept       chan *Conn
 	closed       chan struct{}
@@ -178,6 +180,7 @@ func (l *Listener) state(now time.Time) listenState {
 func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net.Addr, a *acceptDecision) bool {
 	hdr, cp := a.hdr, a.params
 	cp.tls, cp.seed, cp.ecn = l.tls, randomSeed(), l.t.sock.ecn()
+	cp.sessionTickets = l.tickets
 	c := newConn(l.t, addr, l.config)
 	c.origin = l
 	if !l.t.trackConn(c) {
@@ -185,22 +188,35 @@ func (l *Listener) startConnection(now time.Time, d []byte, bp *[]byte, addr net
 	}
 	// Packets the client sends to its original destination ID until it
 	// learns ours must reach this connection too.
-	if !l.t.handlers.add(hdr.DstConnID, c) {
+	if !l.t.ep.routes.add(hdr.DstConnID, c) {
 		l.t.abandonConn(c)
 		return false // a retransmitted Initial raced with the first
 	}
 	c.firstDstConnID = hdr.DstConnID
+	abandon := func() bool {
+		for _, cid := range []ConnectionID{hdr.DstConnID, cp.localConnID, cp.preferredConnID} {
+			l.t.ep.routes.remove(cid, c)
+		}
+		l.t.abandonConn(c)
+		return false
+	}
+	// The endpoint picks and routes the connection's own first IDs
+	// (endpoint.newConnID); it routes those the connection issues later
+	// as the connection asks (Conn.routeConnIDs).
+	var err error
+	if cp.localConnID, err = l.t.ep.newConnID(c); err != nil {
+		return abandon()
+	}
 	cp.maxSendPayload, cp.maxRecvPayload = l.t.sock.payloadLimits()
-	cp.routes = connRoutes{&l.t.handlers, c}
 	cp.path = l.t.pathAddrsFor(addr)
-	l.applyPreferred(c, &cp)
+	if err := l.applyPreferred(c, &cp); err != nil {
+		return abandon()
+	}
 	cp.tracer = l.config.newTracer(c, false, cp.origDstConnID)
 	st, err := newConnState(now, wire.RoleServer, l.config, cp)
 	if err != nil {
 		tracerDone(cp.tracer)
-		l.t.handlers.remove(hdr.DstConnID, c)
-		l.t.abandonConn(c)
-		return false
+		return abandon()
 	}
 	if a.token == tokenInvalidRetry {
 		// "If a server receives a client Initial that contains an invalid

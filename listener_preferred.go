@@ -74,16 +74,25 @@ func (l *Listener) SetPreferredAddress(t4, t6 *Transport) error {
 }
 
 // applyPreferred sets up a new connection for the preferred address, if
-// one is configured: its parameters offer it and its IDs are routed by
-// the preferred address Transports too.
-func (l *Listener) applyPreferred(c *Conn, cp *connParams) {
+// one is configured: its parameters offer it with a connection ID the
+// endpoint routes (sequence number 1, RFC 9000, Section 5.1.1), and its
+// IDs are routed by the preferred address Transports too (Conn.start).
+func (l *Listener) applyPreferred(c *Conn, cp *connParams) error {
 	p := l.preferred.Load()
 	if p == nil {
-		return
+		return nil
 	}
 	pa := p.addr
 	cp.preferredAddress = &pa
+	if l.t.ConnectionIDGenerator.ConnectionIDLen() > 0 {
+		cid, err := l.t.ep.newConnID(c)
+		if err != nil {
+			return err
+		}
+		cp.preferredConnID = cid
+	}
 	for _, t := range p.transports {
 		c.addTransport(t)
 	}
+	return nil
 }

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -39,17 +38,8 @@ func (s *replayTokenStore) Put(_ string, tok []byte) {
 // attempts that present it again are treated as unvalidated: with a
 // server that validates every unvalidated address, they get a Retry.
 func TestUDPNewTokenSingleUse(t *testing.T) {
-	ctls, stls := testTLS(t)
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &Transport{Conn: udp, RequireAddressValidation: func(net.Addr) bool { return true }}
-	defer func() { tr.Close(); udp.Close() }()
-	l, err := tr.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newConnPair(t, connPairOpts{NoDial: true, Retry: true})
+	tr, ctr, l, ctls := p.serverT, p.clientT, p.listener, p.ctls
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
@@ -61,12 +51,6 @@ func TestUDPNewTokenSingleUse(t *testing.T) {
 	}()
 	store := &replayTokenStore{}
 	cfg := &Config{TokenStore: store}
-	cudp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctr := &Transport{Conn: cudp}
-	defer func() { ctr.Close(); cudp.Close() }()
 	c1, err := ctr.Dial(ctx, l.Addr(), ctls, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -101,17 +85,8 @@ func TestUDPNewTokenSingleUse(t *testing.T) {
 // byte happens to be that of our Retry tokens (1 in 256 foreign tokens)
 // must not.
 func TestUDPForeignTokenProceeds(t *testing.T) {
-	ctls, stls := testTLS(t)
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &Transport{Conn: udp}
-	defer func() { tr.Close(); udp.Close() }()
-	l, err := tr.Listen(stls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newConnPair(t, connPairOpts{NoDial: true})
+	ctr, l, ctls := p.clientT, p.listener, p.ctls
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
@@ -121,12 +96,6 @@ func TestUDPForeignTokenProceeds(t *testing.T) {
 			}
 		}
 	}()
-	cudp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctr := &Transport{Conn: cudp}
-	defer func() { ctr.Close(); cudp.Close() }()
 	for _, first := range []byte{0x52, 0x4e, 0x00, 0xff} {
 		foreign := make([]byte, 57)
 		for i := range foreign {

@@ -71,16 +71,35 @@ func decodePriority(v uint32) Priority {
 }
 
 // setPriority records the priority the application chose and lets the
-// connection goroutine apply it (streamsMap.processAttention). Any
-// goroutine.
+// connection goroutine apply it (streamsMap.processAttention copies it
+// to appPrio). Any goroutine. The goroutine is woken only if the stream
+// has data waiting to be sent, which the change may reorder; otherwise it
+// applies the change when it next runs, before the stream's next data
+// (whose write wakes it): an HTTP/3 server sets each response's priority
+// before the handler writes, and that woke the goroutine once per
+// request (issue 28).
 func (s *stream) setPriority(p Priority) {
 	v := encodePriority(p)
-	if s.prio.Swap(v) != v && s.hasSend {
-		s.m.markAttention(s)
+	m := s.m
+	m.mu.Lock()
+	changed := s.prio != v
+	s.prio = v
+	m.mu.Unlock()
+	if changed && s.hasSend {
+		s.mu.Lock()
+		waiting := s.send.hasData()
+		s.mu.Unlock()
+		m.noteRead(s, waiting, 0)
 	}
 }
 
-func (s *stream) priority() Priority { return decodePriority(s.prio.Load()) }
+// priority returns the priority the application set. Any goroutine; the
+// connection goroutine uses appPrio instead.
+func (s *stream) priority() Priority {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return decodePriority(s.prio)
+}
 
 // SetPriority sets the stream's sending priority (see Priority); new
 // streams have DefaultPriority. It may be called at any time, from any

@@ -89,18 +89,18 @@ func (c *Conn) syncResetTokens() {
 	}
 	// A reset reaches whichever socket the peer sends to: every
 	// Transport of the connection knows the tokens.
-	c.t.resetTokens.update(c, c.resetTokens, cur)
+	c.t.ep.resetTokens.update(c, c.resetTokens, cur)
 	for _, t := range c.extra {
-		t.resetTokens.update(c, c.resetTokens, cur)
+		t.ep.resetTokens.update(c, c.resetTokens, cur)
 	}
 	c.resetTokens = append(c.resetTokens[:0], cur...)
 }
 
 // forgetResetTokens removes the tokens c registered from its Transports.
 func (c *Conn) forgetResetTokens() {
-	c.t.resetTokens.update(c, c.resetTokens, nil)
+	c.t.ep.resetTokens.update(c, c.resetTokens, nil)
 	for _, t := range c.extra {
-		t.resetTokens.update(c, c.resetTokens, nil)
+		t.ep.resetTokens.update(c, c.resetTokens, nil)
 	}
 }
 
@@ -218,7 +218,7 @@ func (t *Transport) routedElsewhere(cid wire.ConnectionID) bool {
 	defer k.mu.Unlock()
 	for _, m := range k.members {
 		if o := m.Value(); o != nil && o != t {
-			if r := o.handlers.get(cid); r.c != nil || r.closed != nil {
+			if r := o.ep.routes.get(cid); r.c != nil || r.closed != nil {
 				return true
 			}
 		}

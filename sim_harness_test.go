@@ -13,6 +13,7 @@ import (
 	mathrand "math/rand/v2"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,8 +60,14 @@ func testTLS(t testing.TB) (client, server *tls.Config) {
 	return client, server
 }
 
-// simEndpoint wraps a connState as a netsim.Endpoint. A server endpoint
-// creates its connState from the first Initial packet it receives.
+// simEndpoint wraps a connState as a netsim.Endpoint, as a Transport
+// drives a Conn: every datagram goes through the real endpoint
+// (endpoint.handle: routing by connection ID, stateless-reset detection;
+// endpoint.handleUnrouted for the rest), and the connection's
+// connection-ID events and the peer's reset tokens go to that endpoint
+// before each poll (simEndpoint.sync, as Conn.routeConnIDs and
+// Conn.syncResetTokens do). A server endpoint creates its connState from
+// the first Initial packet it receives.
 type simEndpoint struct {
 	t       testing.TB
 	c       *connState
@@ -80,6 +87,9 @@ type simEndpoint struct {
 	// stats the endpoint's counters, received counts the datagrams
 	// received.
 	ep           *endpoint
+	ident        *Conn                      // the connection's name in ep's tables
+	tokens       []wire.StatelessResetToken // the peer's reset tokens registered with ep
+	routed       [routeReset + 1]int        // datagrams by ep.handle's decision
 	requireRetry bool
 	answers      []simAnswer
 	stats        transportCounters
@@ -121,10 +131,53 @@ func (e *simEndpoint) HandleDatagram(now time.Time, d *netsim.Datagram) {
 		e.droppedIn++
 		return
 	}
-	if e.c == nil && !e.acceptFirst(now, d) {
+	ep := e.endpoint()
+	r := ep.handle(d.Payload)
+	e.routed[r.kind]++
+	switch r.kind {
+	case routeConn, routeReset:
+		if r.c != e.ident || e.c == nil {
+			return
+		}
+	case routeNone:
+		if !e.handleUnrouted(now, d, r.cid) {
+			return
+		}
+	default:
 		return
 	}
 	e.c.handleDatagramOn(now, pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}, d.Payload, ackhandler.ECNMark(d.ECN))
+	e.sync(now)
+}
+
+// sync hands the connection's connection-ID events to the endpoint, and
+// its answers back, and registers the peer's stateless reset tokens with
+// it: what Conn.routeConnIDs and Conn.syncResetTokens do.
+func (e *simEndpoint) sync(now time.Time) {
+	if e.c == nil {
+		return
+	}
+	ep := e.endpoint()
+	e.c.issueDueConnIDs(now)
+	for {
+		ev, ok := e.c.localIDs.pollEvent()
+		if !ok {
+			break
+		}
+		routed := ep.handleConnIDEvent(e.ident, ev)
+		if ev.retire {
+			continue
+		}
+		if err := e.c.localIDs.onRouted(ev.seq, ev.cid, routed); err != nil {
+			e.c.closeWithError(now, err)
+		}
+	}
+	var buf [maxResetTokensPerConn]wire.StatelessResetToken
+	cur := e.c.peerIDs.usedResetTokens(buf[:0])
+	if !slices.Equal(cur, e.tokens) {
+		ep.resetTokens.update(e.ident, e.tokens, cur)
+		e.tokens = append(e.tokens[:0], cur...)
+	}
 }
 
 // simAnswer is a datagram a server's endpoint answers with.
@@ -148,10 +201,20 @@ func (e *simEndpoint) endpoint() *endpoint {
 		e.t.Fatal(err)
 	}
 	rng := mathrand.New(mathrand.NewPCG(e.seed, 0x5e))
+	gen := ConnectionIDGenerator(&testConnIDGen{next: 0x5000})
+	if e.c != nil {
+		gen = e.c.localIDs.gen // a client: its connection's generator
+	}
+	e.ident = &Conn{}
 	e.ep = &endpoint{
-		cidGen: &testConnIDGen{next: 0x5000}, tokens: tokens,
-		replay:        NewTokenReplayGuard(DefaultTokenReplayCapacity),
-		resetter:      func() *handshake.StatelessResetter { return e.resetter },
+		cidGen: gen, tokens: tokens,
+		replay: NewTokenReplayGuard(DefaultTokenReplayCapacity),
+		resetter: func() *handshake.StatelessResetter {
+			if e.resetter == nil {
+				return nil // no key: no stateless resets
+			}
+			return e.resetter
+		},
 		maxHandshakes: 1024,
 		random: func(b []byte) {
 			for i := range b {
@@ -163,20 +226,21 @@ func (e *simEndpoint) endpoint() *endpoint {
 	if e.requireRetry {
 		e.ep.requireValidation = func(net.Addr) bool { return true }
 	}
+	e.ep.routes.init()
 	return e.ep
 }
 
-// acceptFirst hands a datagram that arrived while the server has no
-// connection to its endpoint, which starts the connection or answers. It
+// handleUnrouted hands a datagram that routes to no connection to the
+// endpoint, which starts the server's connection (a server without one),
+// answers (Version Negotiation, Retry, stateless reset) or drops it. It
 // reports whether the new connection is to process the datagram.
-func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) bool {
-	cid, err := wire.ParseDestConnectionID(d.Payload, 8)
-	if err != nil {
-		return false
-	}
+func (e *simEndpoint) handleUnrouted(now time.Time, d *netsim.Datagram, cid wire.ConnectionID) bool {
 	ep := e.endpoint()
-	ls := listenState{versions: e.serverCfg.Versions, allow0RTT: e.serverCfg.Allow0RTT}
-	r := ep.handleUnrouted(now, d.Payload, cid, net.UDPAddrFromAddrPort(d.Src.AddrPort()), &ls, make([]byte, 0, packetBufferSize))
+	var ls *listenState
+	if e.serverCfg != nil {
+		ls = &listenState{versions: e.serverCfg.Versions, allow0RTT: e.serverCfg.Allow0RTT, closed: e.c != nil}
+	}
+	r := ep.handleUnrouted(now, d.Payload, cid, net.UDPAddrFromAddrPort(d.Src.AddrPort()), ls, make([]byte, 0, packetBufferSize))
 	switch r.outcome {
 	case outcomeSend:
 		e.answers = append(e.answers, simAnswer{d.Src, r.send})
@@ -189,6 +253,20 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) bool {
 	cp.tls, cp.seed = e.serverTLS, e.seed
 	cp.path = pathAddrs{local: d.Dst.AddrPort(), remote: d.Src.AddrPort()}
 	cp.preferredAddress, cp.maxRecvPayload, cp.ecn = e.preferred, e.maxRecvPayload, e.ecn
+	// As Listener.startConnection: the client's original destination ID
+	// and the connection's first IDs route to it.
+	if !ep.routes.add(r.accept.hdr.DstConnID, e.ident) {
+		return false
+	}
+	var err error
+	if cp.localConnID, err = ep.newConnID(e.ident); err != nil {
+		e.t.Fatalf("server connection ID: %v", err)
+	}
+	if e.preferred != nil {
+		if cp.preferredConnID, err = ep.newConnID(e.ident); err != nil {
+			e.t.Fatalf("preferred address connection ID: %v", err)
+		}
+	}
 	c, err := newConnState(now, wire.RoleServer, e.serverCfg, cp)
 	if err != nil {
 		e.t.Fatalf("server connection: %v", err)
@@ -201,6 +279,7 @@ func (e *simEndpoint) acceptFirst(now time.Time, d *netsim.Datagram) bool {
 	}
 	e.c = c
 	e.peer = d.Src
+	e.sync(now)
 	return r.accept.token != tokenInvalidRetry
 }
 
@@ -224,9 +303,14 @@ func (e *simEndpoint) PollTransmit(now time.Time, out *netsim.Outbox) {
 	if e.c == nil {
 		return
 	}
+	e.sync(now)
 	for i := 0; i < 64; i++ {
 		challenges := e.c.paths.challengesSent
 		d, addrs := e.c.pollTransmitOn(now, e.buf[:0])
+		if d == nil && e.c.localIDs.eventsPending() {
+			e.sync(now) // as Conn.flush: IDs issued while polling
+			continue
+		}
 		if d == nil {
 			return
 		}

@@ -38,17 +38,19 @@ func (c *lossyMemConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 // packets and bytes lost equal to the sum of the connections' own.
 func TestSynctestFleetStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctls, stls, _ := resumeTLS(t)
-		sc, cc := newMemConnPair()
-		sc.latency, cc.latency = memOneWayLatency, memOneWayLatency
-		lossy := &lossyMemConn{memConn: sc, every: 16}
-		st, ct := &Transport{Conn: lossy}, &Transport{Conn: cc}
-		p := &apiPair{clientT: ct, serverT: st}
-		l, err := st.ListenEarly(stls, &Config{Allow0RTT: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.listener = l
+		var lossy *lossyMemConn
+		p := newConnPair(t, connPairOpts{Mem: true, Early: true, NoDial: true,
+			TLS: func(t testing.TB) (*tls.Config, *tls.Config) {
+				ctls, stls, _ := resumeTLS(t)
+				return ctls, stls
+			},
+			ServerConn: func(pc net.PacketConn) net.PacketConn {
+				lossy = &lossyMemConn{memConn: pc.(*memConn), every: 16}
+				return lossy
+			},
+			Server: &Config{Allow0RTT: true}})
+		st, ct, l, ctls := p.serverT, p.clientT, p.listener, p.ctls
+		sc := p.serverT.Conn
 		ctx := context.Background()
 		var mu sync.Mutex
 		var serverConns []*Conn

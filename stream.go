@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quicstack/quic/ackhandler"
@@ -24,13 +23,16 @@ import (
 //
 //	class                      fields
 //	immutable after newStream  id, m, ctx, cancel, hasRecv, hasSend
-//	guarded by m.mu            inAttention, accepted
+//	guarded by m.mu            inAttention, accepted, prio (the priority
+//	                           the application set: priority.go)
 //	connection goroutine only  inSendable, ctlPending, creditWait,
-//	                           parkedAt, held, sched
-//	atomic                     prio (any goroutine stores, the connection
-//	                           goroutine loads it when the stream's
-//	                           attention is processed: priority.go)
+//	                           parkedAt, held, sched, appPrio (prio as
+//	                           processAttention last copied it)
 //	guarded by mu              every other field from mu on
+//
+// There is no atomic: the application's changes reach the connection
+// goroutine through the attention list (streamsMap.noteRead) and its one
+// wake flag.
 //
 // mu is never held while m.mu is taken or while blocking: a blocked Read
 // or Write waits on readCh or writeCh (one pending signal each) with mu
@@ -59,11 +61,13 @@ type stream struct {
 	// the server's real stream limit, the stream sends nothing until the
 	// limit rises (conn_early.go).
 	held bool
-	// sched is the stream's place in the send order, the connection
-	// goroutine's; prio the priority the application set, any goroutine's
+	// sched is the stream's place in the send order and appPrio the
+	// priority it is sent with, the connection goroutine's; prio the
+	// priority the application set (encodePriority), guarded by m.mu
 	// (priority.go).
-	sched schedNode
-	prio  atomic.Uint32
+	sched   schedNode
+	appPrio uint32 // encodePriority; 0 means DefaultPriority
+	prio    uint32
 
 	mu      sync.Mutex
 	connErr error // the connection ended
@@ -244,7 +248,6 @@ func (s *stream) applyAppChanges(now time.Time) bool {
 	if s.hasRecv {
 		if s.readConsumed > 0 {
 			s.recvFC.OnConsumed(now, s.readConsumed)
-			s.m.readPending.Add(-int64(s.readConsumed))
 			s.readConsumed = 0
 		}
 		if s.abandonDue {
@@ -502,13 +505,15 @@ func (s *stream) passOn(waiters int, ch chan struct{}) {
 // retire the stream once reading reached the end (the peer's limit on
 // streams rises only then, RFC 9000, Section 4.6).
 //
-// The goroutine is woken only when the read emptied the buffer (the peer
-// may be waiting for credit: nothing more arrives to wake it otherwise),
+// The goroutine is woken only when the read emptied the buffer while the
+// peer has sent up to the limit (it may be waiting for credit: nothing
+// more arrives to wake it otherwise),
 // a large part of the window was read since the credit was last counted,
 // what was read since makes a MAX_STREAM_DATA or MAX_DATA due (the peer
 // may wait for it while the application waits for something else), or
-// the end was reached; meanwhile it counts the credit whenever it runs
-// (profiles: a wakeup per 8 KB read cost more than the read).
+// the end was reached and the stream can retire; meanwhile it counts the
+// credit whenever it runs (profiles: a wakeup per 8 KB read cost more
+// than the read).
 func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	s.mu.Lock()
 	if waited {
@@ -520,8 +525,18 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	// The end of a RESET_STREAM_AT's data counts as the end too: the
 	// stream may retire and the unread data's credit goes back.
 	reachedEOF := s.eofRead && !wasEOF || s.resetRecvd && !wasReset
-	wake := reachedEOF || n > 0 && (s.recv.readable() == 0 || s.readConsumed >= s.recvFC.Window()/4 ||
-		s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
+	// Once the final size is known the peer sends nothing more: no
+	// reader's emptied buffer makes it wait for credit, and reaching the
+	// end matters to the goroutine now only if the stream can retire (its
+	// sending part is done too: the retirement cancels Context, and gives
+	// the peer credit for a new stream if it opened it); otherwise the
+	// stream, queued below, is seen when the goroutine next runs, and the
+	// acknowledgment that ends the sending part retires it. So a request
+	// read to its end (a FIN with the data) wakes nobody (issue 28).
+	_, finalKnown := s.recvFC.FinalSize()
+	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.isDone() ||
+		n > 0 && (s.recv.readable() == 0 && !finalKnown && s.recvFC.Highest() >= s.recvFC.Limit() || s.readConsumed >= s.recvFC.Window()/4 ||
+			s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
 		s.readWaiters++
 	} else {
@@ -529,12 +544,7 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	}
 	s.mu.Unlock()
 	if n > 0 || reachedEOF {
-		s.m.noteAttention(s, wake)
-	}
-	// Counted once the stream is queued: a connection goroutine that
-	// finds the count at its mark finds the stream to take it from.
-	if n > 0 && s.m.addRead(n) && !wake {
-		s.m.wake()
+		s.m.noteRead(s, wake, n)
 	}
 	return n, err, deadline
 }
@@ -597,7 +607,7 @@ func (s *stream) write(p []byte) (int, error) {
 		deadline := s.writeDeadline
 		s.mu.Unlock()
 		if n > 0 {
-			s.m.noteAttention(s, !hadData)
+			s.m.noteRead(s, !hadData, 0)
 		}
 		if err != nil || written == len(p) {
 			return written, err

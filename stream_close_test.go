@@ -16,7 +16,7 @@ import (
 // reaches the peer with a FIN.
 func TestStreamReadAfterCloseSaysWhy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, nil)
+		p := newConnPair(t, connPairOpts{Mem: true})
 		ctx := context.Background()
 		got := make(chan string, 1)
 		go func() {

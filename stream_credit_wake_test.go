@@ -14,11 +14,11 @@ import (
 func TestSynctestPartialReadFreesConnectionCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const streamWindow, connWindow = 512 << 10, 896 << 10
-		p := newAPIPair(t, nil, &Config{
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{
 			MaxIdleTimeout:             time.Minute,
 			InitialStreamReceiveWindow: streamWindow, MaxStreamReceiveWindow: streamWindow,
 			InitialConnectionReceiveWindow: connWindow, MaxConnectionReceiveWindow: connWindow,
-		})
+		}})
 		a, err := p.client.OpenUniStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -72,10 +72,10 @@ func TestSynctestPartialReadFreesConnectionCredit(t *testing.T) {
 func TestSynctestPartialReadFreesStreamCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = 512 << 10
-		p := newAPIPair(t, nil, &Config{
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{
 			MaxIdleTimeout:             time.Minute,
 			InitialStreamReceiveWindow: window, MaxStreamReceiveWindow: window,
-		})
+		}})
 		// The peer writes 700 KB on A and, once they are delivered, opens
 		// B.
 		go func() {
@@ -128,7 +128,7 @@ func TestSynctestPartialReadFreesStreamCredit(t *testing.T) {
 func TestSynctestSequentialReadsOfConcurrentResponses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n, size = 8, 100 << 10
-		p := newAPIPair(t, &Config{MaxIdleTimeout: time.Hour}, &Config{MaxIdleTimeout: time.Hour})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{MaxIdleTimeout: time.Hour}, Server: &Config{MaxIdleTimeout: time.Hour}})
 		go func() {
 			for range n {
 				s, err := p.server.AcceptStream(context.Background())

@@ -151,7 +151,7 @@ func (m *streamsMap) noteLost(s *stream) {
 // scheduler.
 func (m *streamsMap) applyPriority(s *stream) {
 	if m.sched != nil {
-		m.sched.setPriority(s, s.priority())
+		m.sched.setPriority(s, decodePriority(s.appPrio))
 	}
 }
 

@@ -127,21 +127,18 @@ type Transport struct {
 	// rxCur is the datagram being routed on the slow path (new
 	// connections, resets, version negotiation), which slowMu serializes
 	// when several sockets are read at once (transport_reuseport.go).
-	rxCur    *rxMessage
-	slowMu   sync.Mutex
-	extraRx  extraSockets // more sockets to read (transport_reuseport.go)
-	tokens   *handshake.TokenProtector
-	initErr  error
-	handlers packetHandlerMap
+	rxCur   *rxMessage
+	slowMu  sync.Mutex
+	extraRx extraSockets // more sockets to read (transport_reuseport.go)
+	tokens  *handshake.TokenProtector
+	initErr error
 	// closed are the connections in the closing or draining state whose
 	// IDs route to what is left of them (closed_conn.go).
-	closed closedConns
-	// resetTokens routes stateless resets (reset_tokens.go).
-	resetTokens resetTokenMap
-	resetKey    *resetKey  // shared with the Transports carrying its connections (reset_tokens.go)
-	resetMu     sync.Mutex // guards resetKey
-	listener    atomic.Pointer[Listener]
-	ownConn     bool
+	closed   closedConns
+	resetKey *resetKey  // shared with the Transports carrying its connections (reset_tokens.go)
+	resetMu  sync.Mutex // guards resetKey
+	listener atomic.Pointer[Listener]
+	ownConn  bool
 
 	conns atomic.Int64 // connections not ended, closed ones included (closed_conn.go)
 	// closeWhenIdle makes the Transport close once no connection runs
@@ -159,8 +156,9 @@ type Transport struct {
 	wg      sync.WaitGroup
 	runners runnerPool // conn_driver_runner.go
 
-	// ep decides about the datagrams that route to no connection, under
-	// slowMu.
+	// ep routes datagrams to connections by their connection IDs (its
+	// routes are safe for concurrent use) and decides, under slowMu,
+	// about the datagrams that route to no connection.
 	ep endpoint
 
 	// localAddr is the socket's local address as paths know it.
@@ -276,13 +274,13 @@ func (t *Transport) init() error {
 		if t.MaxHandshakes <= 0 {
 			t.MaxHandshakes = 1024
 		}
-		t.handlers.init()
 		t.ep = endpoint{
 			cidGen: t.ConnectionIDGenerator, tokens: t.tokens, replay: t.TokenReplayGuard,
 			resetter: t.statelessResetter, routedElsewhere: t.routedElsewhere,
 			maxHandshakes: int64(t.MaxHandshakes), requireValidation: t.RequireAddressValidation,
 			random: cryptoRandom, stats: &t.stats,
 		}
+		t.ep.routes.init()
 		t.localAddr = t.localAddrPort()
 		if t.SocketBufferSize <= 0 {
 			t.SocketBufferSize = socketBufferSize
@@ -303,23 +301,20 @@ func (t *Transport) init() error {
 // one connection ID, and reports whether a connection took ownership of
 // its buffer bp. m describes how it arrived.
 func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool {
-	if len(d) == 0 {
+	r := t.ep.handle(d)
+	switch r.kind {
+	case routeInvalid:
 		t.stats.countDrop(DropInvalid)
 		return false
-	}
-	cidLen := t.ConnectionIDGenerator.ConnectionIDLen()
-	cid, err := wire.ParseDestConnectionID(d, cidLen)
-	if err != nil {
-		t.stats.countDrop(DropInvalid)
-		return false
-	}
-	if r := t.handlers.get(cid); r.c != nil {
+	case routeConn:
 		if !r.c.enqueue(t.inboundFor(d, bp, segSize, m)) {
 			t.stats.countDrop(DropQueueFull)
 			return false
 		}
 		return true
-	} else if r.closed != nil {
+	case routeReset:
+		return r.c.enqueue(t.inboundFor(d, bp, segSize, m))
+	case routeClosed:
 		r.closed.handle(datagramCount(len(d), segSize), len(d), m.remote())
 		return false
 	}
@@ -328,12 +323,7 @@ func (t *Transport) route(d []byte, bp *[]byte, segSize int, m *rxMessage) bool 
 	t.slowMu.Lock()
 	t.rxCur = m
 	defer func() { t.rxCur = nil; t.slowMu.Unlock() }()
-	if !wire.IsLongHeader(d[0]) {
-		if c := t.resetTokens.lookup(d); c != nil {
-			return c.enqueue(t.inboundFor(d, bp, segSize, m))
-		}
-	}
-	return t.handleUnrouted(d, bp, cid, m)
+	return t.handleUnrouted(d, bp, r.cid, m)
 }
 
 // handleUnrouted asks the endpoint (endpoint.go) what to do with a
@@ -396,8 +386,8 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 	if err != nil {
 		return nil, err
 	}
-	t.configureTickets(tc)
 	l := newListener(t, tc, conf.withDefaults())
+	l.tickets = t.sessionTickets(tc)
 	l.early = early
 	t.life.mu.Lock()
 	defer t.life.mu.Unlock()
@@ -485,9 +475,14 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	if !t.trackConn(c) {
 		return nil, ErrTransportClosed
 	}
+	scid, err := t.ep.newConnID(c)
+	if err != nil {
+		t.abandonConn(c)
+		return nil, err
+	}
 	tr := cfg.newTracer(c, true, dcid)
 	cp := connParams{
-		tls: tc, connIDGen: t.ConnectionIDGenerator, routes: connRoutes{&t.handlers, c},
+		tls: tc, connIDGen: t.ConnectionIDGenerator, localConnID: scid,
 		peerConnID: dcid, origDstConnID: dcid, version: first, statelessReset: t.statelessResetter(),
 		seed: randomSeed(), early: early, token: token, tokenKey: tokenKey, path: t.pathAddrsFor(addr),
 		tracer: tr, ecn: t.sock.ecn(),
@@ -496,6 +491,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	st, err := newConnState(time.Now(), wire.RoleClient, cfg, cp)
 	if err != nil {
 		tracerDone(tr)
+		t.ep.routes.remove(scid, c)
 		t.abandonConn(c)
 		return nil, err
 	}

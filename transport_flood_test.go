@@ -235,8 +235,7 @@ func TestHandshakeFloodBoundedByMaxHandshakes(t *testing.T) {
 func TestSlowlorisStreamsIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const limit = 4
-		p := newAPIPair(t, &Config{MaxIdleTimeout: 2 * time.Second},
-			&Config{MaxIdleTimeout: 2 * time.Second, MaxIncomingStreams: limit})
+		p := newConnPair(t, connPairOpts{Mem: true, Client: &Config{MaxIdleTimeout: 2 * time.Second}, Server: &Config{MaxIdleTimeout: 2 * time.Second, MaxIncomingStreams: limit}})
 		for i := range limit {
 			s, err := p.client.OpenStream()
 			if err != nil {

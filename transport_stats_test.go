@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"io"
 	"net"
@@ -25,22 +26,13 @@ func waitStats(t *testing.T, what string, f func() bool) {
 // Transport.Stats and Conn.Stats count handshakes, Retry, 0-RTT,
 // stateless resets, version negotiation and drops over real sockets.
 func TestUDPTransportStats(t *testing.T) {
-	ctls, stls, cache := resumeTLS(t)
-	sudp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cudp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &Transport{Conn: sudp, RequireAddressValidation: func(net.Addr) bool { return true }}
-	cli := &Transport{Conn: cudp}
-	defer func() { cli.Close(); srv.Close(); cudp.Close(); sudp.Close() }()
-	l, err := srv.ListenEarly(stls, &Config{Allow0RTT: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var cache *countingCache
+	p := newConnPair(t, connPairOpts{NoDial: true, Retry: true, Early: true, Server: &Config{Allow0RTT: true},
+		TLS: func(t testing.TB) (ctls, stls *tls.Config) {
+			ctls, stls, cache = resumeTLS(t)
+			return ctls, stls
+		}})
+	srv, cli, l, ctls := p.serverT, p.clientT, p.listener, p.ctls
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {

@@ -220,3 +220,53 @@ func BenchmarkPacer(b *testing.B) {
 		p.OnPacketSent(now, 1200, pacerRate)
 	}
 }
+
+// TestPacerBurstAtHighRate checks the burst allowance above the rate at
+// which PacerBurstInterval of it is more than PacerBurstPackets datagrams:
+// 1 ms of the rate, at most 64 KiB (BBR's send quantum), so that a sender
+// at Gbit/s rates with 1,452-byte datagrams fills a GSO run (45
+// datagrams) per wakeup rather than ten.
+func TestPacerBurstAtHighRate(t *testing.T) {
+	const mds = 1452
+	for _, tc := range []struct {
+		name string
+		rate uint64 // bytes per second
+		want int    // burst in bytes after an idle period
+	}{
+		{"100 Mbit/s: ten datagrams", 12_500_000, PacerBurstPackets * mds},
+		{"500 Mbit/s: 1 ms of the rate", 62_500_000, 62_500},
+		{"10 Gbit/s: capped at 64 KiB", 1_250_000_000, 64 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Unix(0, 0)
+			p := NewPacer(mds)
+			p.OnPacketSent(t0, 0, tc.rate)
+			now := t0.Add(time.Second) // idle: the bucket refills to its capacity
+			if got := p.Budget(now, tc.rate); got != tc.want {
+				t.Fatalf("Budget after idle = %d, want %d", got, tc.want)
+			}
+			sent := 0
+			for p.TimeUntilSend(now, tc.rate).Equal(now) {
+				p.OnPacketSent(now, mds, tc.rate)
+				sent++
+			}
+			// A packet may leave while the bucket holds one full-size
+			// datagram: want/mds of them, rounded down.
+			if want := tc.want / mds; sent != want {
+				t.Fatalf("%d datagrams back to back, want %d", sent, want)
+			}
+		})
+	}
+	// A bucket filled at a high rate holds no more than the lower rate's
+	// capacity once the rate drops.
+	t0 := time.Unix(0, 0)
+	p := NewPacer(mds)
+	p.OnPacketSent(t0, 0, 1_250_000_000)
+	now := t0.Add(time.Second)
+	if got := p.Budget(now, 1_250_000_000); got != PacerMaxBurstBytes {
+		t.Fatalf("Budget at 10 Gbit/s = %d", got)
+	}
+	if got := p.Budget(now, 12_500_000); got != PacerBurstPackets*mds {
+		t.Fatalf("Budget at 100 Mbit/s after idling at 10 Gbit/s = %d, want %d", got, PacerBurstPackets*mds)
+	}
+}

@@ -54,6 +54,12 @@ type Config struct {
 	// admits every session. now is the time given to SetTime. It runs on
 	// the goroutine that calls NextEvent.
 	AdmitEarlyData func(ticketID []byte, issued, now time.Time) bool
+	// SessionTickets, on a server whose TLS config sets neither
+	// WrapSession nor UnwrapSession, seals session tickets with these
+	// rotating keys in the epoch of the time given to SetTime (or of
+	// TLS.Time, if set): see ConfigureSessionTicketsAt. The TLS config is
+	// then copied for the connection.
+	SessionTickets *EpochKeys
 }
 
 // PrepareTLSConfig returns a copy of c fit for QUIC, to be made once per
@@ -176,9 +182,19 @@ func newCryptoSetup(role wire.Role, c *Config) (*CryptoSetup, error) {
 	if len(tc.NextProtos) == 0 || tc.MinVersion < tls.VersionTLS13 {
 		return nil, errors.New("handshake: tls.Config not prepared by PrepareTLSConfig (needs NextProtos and TLS 1.3)")
 	}
-	qc := &tls.QUICConfig{TLSConfig: tc, EnableSessionEvents: true}
 	params := c.Params
 	s := &CryptoSetup{role: role, params: &params, earlyData: c.EnableEarlyData, admit: c.AdmitEarlyData}
+	if role == wire.RoleServer && c.SessionTickets != nil && tc.WrapSession == nil && tc.UnwrapSession == nil {
+		tc = tc.Clone()
+		user := tc.Time
+		ConfigureSessionTicketsAt(tc, c.SessionTickets, func() time.Time {
+			if user != nil {
+				return user()
+			}
+			return s.now
+		})
+	}
+	qc := &tls.QUICConfig{TLSConfig: tc, EnableSessionEvents: true}
 	if role == wire.RoleClient {
 		s.conn = tls.QUICClient(qc)
 	} else {

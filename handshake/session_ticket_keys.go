@@ -21,15 +21,12 @@ import (
 
 const ticketHeaderLen = 8 + 12
 
-// ConfigureSessionTickets sets c's WrapSession and UnwrapSession to seal
-// session tickets with keys. The time is c.Time's, or time.Now's.
-func ConfigureSessionTickets(c *tls.Config, keys *EpochKeys) {
-	now := func() time.Time {
-		if c.Time != nil {
-			return c.Time()
-		}
-		return time.Now()
-	}
+// ConfigureSessionTicketsAt sets c's WrapSession and UnwrapSession to seal
+// session tickets with keys, in the epoch of the time now returns. now is
+// called on the goroutine that runs the handshake; a connection passes its
+// state machine's time (CryptoSetup.SetTime), so that nothing here reads
+// the clock.
+func ConfigureSessionTicketsAt(c *tls.Config, keys *EpochKeys, now func() time.Time) {
 	c.WrapSession = func(_ tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
 		pt, err := ss.Bytes()
 		if err != nil {

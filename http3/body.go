@@ -113,16 +113,22 @@ type body struct {
 	contentLength int64  // -1 if unknown
 	n             int64
 	trailer       *http.Header
-	closeCode     ErrCode      // STOP_SENDING code of an early Close; 0 for the default
-	pooledBR      bool         // br came from readerPool and goes back when done
-	onFirstRead   func()       // the server's 100 Continue; run by the first Read
-	onEnd         func()       // run when the message ends cleanly (client: ends the request's content)
-	sendErr       func() error // client: why the request's content failed, reported instead of the reset it caused
+	closeCode     ErrCode // STOP_SENDING code of an early Close; 0 for the default
+	pooledBR      bool    // br came from readerPool and goes back when done
+	onFirstRead   func()  // the server's 100 Continue; run by the first Read
+	// req is the client's request whose response this is: a clean end
+	// of the message ends the request's content, its content's failure
+	// is reported instead of the reset it caused, and Close ends it.
+	req *clientRequest
+	// ended is set on a server's request whose stream ended right after
+	// its header (probeEnd): the reading is complete, not abandoned, so
+	// Close sends neither STOP_SENDING nor a QPACK Stream Cancellation
+	// (RFC 9204, Section 2.2.2.2: every section on it was processed).
+	ended bool
 
 	rmu      sync.Mutex // serializes Read
 	mu       sync.Mutex // guards the fields below
 	err      error      // sticky
-	onClose  func()
 	closed   bool
 	eofCheck bool // the message ended cleanly
 }
@@ -154,8 +160,8 @@ func (b *body) Read(p []byte) (int, error) {
 			// The request was cancelled: report that rather than the
 			// reset it caused, as net/http does.
 			err = b.ctx.Err()
-		} else if b.sendErr != nil {
-			if serr := b.sendErr(); serr != nil {
+		} else if b.req != nil {
+			if serr := b.req.rb.error(); serr != nil {
 				err = serr
 			}
 		}
@@ -181,8 +187,8 @@ func (b *body) Read(p []byte) (int, error) {
 		b.err = err
 		b.putReader() // no Read touches br after a sticky error
 		b.mu.Unlock()
-		if err == io.EOF && b.onEnd != nil {
-			b.onEnd()
+		if err == io.EOF && b.req != nil {
+			b.req.rb.close()
 		}
 	}
 	return n, err
@@ -286,13 +292,12 @@ func (b *body) readTrailers(block []byte) error {
 // whose response is complete or being sent).
 func (b *body) Close() error {
 	b.mu.Lock()
-	done := b.eofCheck
+	done := b.eofCheck || b.ended
 	first := !b.closed
 	b.closed = true
 	if b.err == nil {
 		b.err = errBodyClosed
 	}
-	fn := b.onClose
 	b.mu.Unlock()
 	if !first {
 		return nil
@@ -307,8 +312,8 @@ func (b *body) Close() error {
 		}
 		b.c.stopReading(b.str, code)
 	}
-	if fn != nil {
-		fn()
+	if b.req != nil {
+		b.req.stop() // counts the request done
 	}
 	if b.pooledBR && b.rmu.TryLock() {
 		// No Read in progress, and any later one stops at b.err.

@@ -212,10 +212,13 @@ func (cc *clientConn) wantsGzip(req *http.Request) bool {
 		req.Method != http.MethodHead && req.Method != http.MethodConnect
 }
 
+// headerBufPool holds buffers for the HEADERS frames of requests.
+var headerBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 // openRequest opens a request stream and sends req's header section.
 // mayRetire lets a connection at its stream limit hand the request to a
-// new connection. The returned done uncounts the request.
-func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField, mayRetire bool) (*quic.Stream, func(), error) {
+// new connection. The returned request's done uncounts the request.
+func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField, mayRetire bool) (*quic.Stream, *clientRequest, error) {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -271,23 +274,62 @@ func (cc *clientConn) openRequest(req *http.Request, fields []qpack.HeaderField,
 		cc.requestDone()
 		return nil, nil, &retryableError{err: errGoaway, unsent: true}
 	}
-	done := sync.OnceFunc(func() { cc.unwatch(str); cc.requestDone() })
+	r := &clientRequest{cc: cc, str: str}
+	done := r.done
 	// The request's content goes at the priority its Priority field
 	// asks for the response (RFC 9218 leaves client scheduling to the
 	// client, Section 9); the field itself is sent as it is.
 	str.SetPriority(requestPriority(req.Header))
-	hdr, err := cc.encodeHeaders(str.StreamID(), fields)
+	hb := headerBufPool.Get().(*[]byte)
+	hdr, err := cc.appendHeaders((*hb)[:0], str.StreamID(), fields)
 	if err != nil {
+		headerBufPool.Put(hb)
 		cc.resetStream(str, ErrCodeInternalError)
 		done()
 		return nil, nil, err
 	}
-	if _, err := str.Write(hdr); err != nil {
+	_, err = str.Write(hdr) // copies hdr
+	if cap(hdr) <= maxScratchSection {
+		*hb = hdr[:0]
+		headerBufPool.Put(hb)
+	}
+	if err != nil {
 		done()
 		return nil, nil, cc.requestError(ctx, str, err)
 	}
 	bindPriorityHandle(ctx, cc.connection, str)
-	return str, done, nil
+	return str, r, nil
+}
+
+// clientRequest is a request in progress on a request stream, from its
+// opening to its end. Its methods may be called from any goroutine.
+type clientRequest struct {
+	cc       *clientConn
+	str      *quic.Stream
+	rb       *requestBody // the content being sent; nil if none
+	cancel   func() bool  // stops the request context's AfterFunc; nil if none
+	doneOnce sync.Once
+	stopOnce sync.Once
+}
+
+// done uncounts the request, once; concurrent calls return when it is
+// done.
+func (r *clientRequest) done() {
+	r.doneOnce.Do(r.uncount)
+}
+
+func (r *clientRequest) uncount() { r.cc.unwatch(r.str); r.cc.requestDone() }
+
+// stop ends the request: it closes the request body if the writing
+// has not, which also ends a writer blocked in the body's Read, as
+// http.RoundTripper requires ("RoundTrip must always close the body,
+// including on errors").
+func (r *clientRequest) stop() {
+	r.done()
+	r.rb.close()
+	if r.cancel != nil {
+		r.cancel()
+	}
 }
 
 // roundTrip sends req on a new request stream and reads the response
@@ -308,7 +350,7 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 		return nil, err
 	}
 	early := !handshakeDone(cc.qc)
-	str, done, err := cc.openRequest(req, fields, mayRetire)
+	str, r, err := cc.openRequest(req, fields, mayRetire)
 	if err != nil {
 		var re *retryableError
 		if !errors.As(err, &re) || !re.unsent {
@@ -320,15 +362,14 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 	if hasBody {
 		rb = &requestBody{req: req}
 	}
-	cancel := context.AfterFunc(ctx, func() {
-		cc.resetStream(str, ErrCodeRequestCancelled)
-		rb.close()
-	})
-	// stop ends the request: it closes the request body if the writing
-	// has not, which also ends a writer blocked in the body's Read, as
-	// http.RoundTripper requires ("RoundTrip must always close the body,
-	// including on errors").
-	stop := func() bool { done(); rb.close(); return cancel() }
+	r.rb = rb
+	if ctx.Done() != nil { // a context that can never be done needs no watch
+		r.cancel = context.AfterFunc(ctx, func() {
+			cc.resetStream(str, ErrCodeRequestCancelled)
+			rb.close()
+		})
+	}
+	stop := r.stop
 	var gate *continueGate
 	if hasBody {
 		if cc.t != nil && cc.t.ExpectContinueTimeout > 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
@@ -356,13 +397,11 @@ func (cc *clientConn) roundTrip(req *http.Request, mayRetire bool) (*http.Respon
 		}
 		return nil, &retryableError{err: errTooEarly}
 	}
-	rbody := resp.Body.(*body)
-	rbody.onClose = func() { stop() } // counts the request done
-	// A complete response ends the request's content too: the server has
-	// what it needed (RFC 9114, Section 4.1), and a body the writer still
-	// waits on is closed.
-	rbody.onEnd = rb.close
-	rbody.sendErr = rb.error
+	// Closing the body ends the request (stop), a complete response ends
+	// the request's content too (the server has what it needed, RFC
+	// 9114, Section 4.1, and a body the writer still waits on is closed),
+	// and a failed content is reported instead of the reset it caused.
+	resp.Body.(*body).req = r
 	if askGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
@@ -396,7 +435,7 @@ func (cc *clientConn) readResponse(ctx context.Context, req *http.Request, str *
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}
-		fields, err := cc.decodeHeaders(ctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
+		fields, err := cc.decodeSection(ctx, str.StreamID(), f.Payload, sectionDecode{str: str, br: br})
 		if err != nil {
 			return nil, cc.requestError(ctx, str, err)
 		}

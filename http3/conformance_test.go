@@ -524,7 +524,7 @@ func TestConformanceTable(t *testing.T) {
 // clientGet makes a request with a new client and returns how it failed.
 // (A Transport whose connection just failed with a connection error may
 // hand that connection to the next request before it is closed.)
-func clientGet(t *testing.T, rs *rawServer, path string) clientResult {
+func clientGet(t *testing.T, rs *testEnv, path string) clientResult {
 	tr := &Transport{TLSClientConfig: rs.tr.TLSClientConfig}
 	defer tr.Close()
 	req, _ := http.NewRequest("GET", rs.url+path, nil)

@@ -42,6 +42,7 @@ type connection struct {
 	decUpdate chan struct{} // closed and replaced when the decoder's table grows
 	unblocked []uint64      // scratch for dec.AppendUnblocked
 	insBuf    []byte        // scratch for the instructions, qmu held
+	secBuf    []byte        // scratch for an encoded field section, qmu held
 	encW      *streamWriter // the encoder stream's bytes
 	decW      *streamWriter // the decoder stream's bytes
 	encStream *quic.SendStream
@@ -212,8 +213,26 @@ func (c *connection) fail(err error) error {
 // for that holds no lock, so a stalled encoder stream stalls only the
 // sections that need its bytes.
 func (c *connection) encodeHeaders(id quic.StreamID, fields []qpack.HeaderField) ([]byte, error) {
+	return c.appendHeaders(nil, id, fields)
+}
+
+// appendHeaders is encodeHeaders appending the HEADERS frame to dst: the
+// section is encoded in a scratch buffer of the connection, so that a
+// caller appending to a buffer of its own (a bufio.Writer's free space,
+// a pooled buffer) allocates nothing.
+func (c *connection) appendHeaders(dst []byte, id quic.StreamID, fields []qpack.HeaderField) ([]byte, error) {
 	c.qmu.Lock()
-	block := c.enc.EncodeFieldSection(nil, uint64(id), fields)
+	c.secBuf = c.enc.EncodeFieldSection(c.secBuf[:0], uint64(id), fields)
+	block := c.secBuf
+	blockLen := len(block)
+	// A section whose Required Insert Count is not zero (the first byte
+	// of its prefix, RFC 9204, Section 4.5.1) may reference what was
+	// inserted for it.
+	referencing := blockLen > 0 && block[0] != 0
+	dst = appendHeadersFrame(dst, block)
+	if cap(c.secBuf) > maxScratchSection {
+		c.secBuf = nil // one large section does not pin its buffer
+	}
 	// The instructions are queued after those queued before (qmu orders
 	// them).
 	c.insBuf = c.enc.AppendEncoderStream(c.insBuf[:0])
@@ -223,21 +242,24 @@ func (c *connection) encodeHeaders(id quic.StreamID, fields []qpack.HeaderField)
 	if err != nil {
 		return nil, err
 	}
-	// A section whose Required Insert Count is not zero (the first byte
-	// of its prefix, RFC 9204, Section 4.5.1) may reference what was
-	// just inserted: its HEADERS frame follows the instructions into the
-	// streams, so that the peer does not block on it for a round of
-	// scheduling. One that references nothing new never waits.
-	if produced && len(block) > 0 && block[0] != 0 {
+	// A section that may reference what was just inserted: its HEADERS
+	// frame follows the instructions into the streams, so that the peer
+	// does not block on it for a round of scheduling. One that references
+	// nothing new never waits.
+	if produced && referencing {
 		if err := c.encW.wait(c.qc.Context(), end); err != nil {
 			return nil, err
 		}
 	}
 	if c.tr != nil {
-		c.traceCreated(FrameInfo{StreamID: id, Type: frameHeaders, Length: uint64(len(block)), Headers: fields})
+		c.traceCreated(FrameInfo{StreamID: id, Type: frameHeaders, Length: uint64(blockLen), Headers: fields})
 	}
-	return appendHeadersFrame(nil, block), nil
+	return dst, nil
 }
+
+// maxScratchSection is the largest encoded field section whose buffer a
+// connection keeps for the next one.
+const maxScratchSection = 4 << 10
 
 // errHeadersTooLarge is a field section above our
 // SETTINGS_MAX_FIELD_SECTION_SIZE.
@@ -252,6 +274,25 @@ var errHeadersTooLarge = streamError(ErrCodeExcessiveLoad, "field section too la
 // stream, or when it abandons reading of a stream, it generates a Stream
 // Cancellation instruction" (Section 2.2.2.2).
 func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block []byte, watch *resetWatch) ([]qpack.HeaderField, error) {
+	return c.decodeSection(ctx, id, block, sectionDecode{watch: watch})
+}
+
+// sectionDecode is what decodeSection does beyond decodeHeaders: a
+// request stream's decode gives its stream and reader, and the watch is
+// made only if the section blocks; a deadline, if not zero, bounds only
+// a blocked wait (the stream's read deadline bounds the rest).
+type sectionDecode struct {
+	watch    *resetWatch
+	str      *quic.Stream
+	br       *bufio.Reader
+	deadline time.Time
+}
+
+// decodeSection is decodeHeaders with the options of o. The fields come
+// in one slice sized for a usual section (a section has at least one
+// byte per field line), not grown line by line.
+func (c *connection) decodeSection(ctx context.Context, id quic.StreamID, block []byte, o sectionDecode) ([]qpack.HeaderField, error) {
+	watch := o.watch
 	blocked := false
 	for {
 		var fields []qpack.HeaderField
@@ -262,14 +303,19 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 			c.dec.CancelStream(uint64(id))
 			abandoned = true
 		} else {
-			fields, err = c.dec.DecodeFieldSection(uint64(id), block, nil)
+			dst := make([]qpack.HeaderField, 0, max(0, min(len(block)-2, 16)))
+			fields, err = c.dec.DecodeFieldSection(uint64(id), block, dst)
 		}
-		werr := c.flushDecoderStream()
+		// The Section Acknowledgment (RFC 9204, Section 4.4.1) goes out
+		// from this goroutine, not the writer's.
+		c.insBuf = c.dec.AppendDecoderStream(c.insBuf[:0])
+		_, werr := c.decW.add(c.insBuf)
 		update := c.decUpdate
 		c.qmu.Unlock()
 		if werr != nil {
 			return nil, werr
 		}
+		c.decW.writeNow()
 		switch {
 		case abandoned:
 			if err := watch.resetErr(); err != nil {
@@ -279,6 +325,14 @@ func (c *connection) decodeHeaders(ctx context.Context, id quic.StreamID, block 
 		case err == qpack.ErrBlocked:
 			if !blocked {
 				blocked = true
+				if !o.deadline.IsZero() {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithDeadline(ctx, o.deadline)
+					defer cancel()
+				}
+				if watch == nil && o.str != nil {
+					watch = &resetWatch{str: o.str, br: o.br}
+				}
 				if watch != nil {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithCancel(ctx)

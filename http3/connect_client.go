@@ -72,7 +72,7 @@ func (t *Transport) openRequestStream(req *http.Request, accept func(qc *quic.Co
 	if err != nil {
 		return nil, nil, err
 	}
-	str, done, err := cc.openRequest(req, fields, false)
+	str, r, err := cc.openRequest(req, fields, false)
 	if err != nil {
 		var re *retryableError
 		if errors.As(err, &re) {
@@ -85,7 +85,7 @@ func (t *Transport) openRequestStream(req *http.Request, accept func(qc *quic.Co
 		dgq = cc.registerDatagrams(str)
 	}
 	cancel := context.AfterFunc(ctx, func() { cc.resetStream(str, ErrCodeRequestCancelled) })
-	context.AfterFunc(str.Context(), func() { done(); cancel() })
+	context.AfterFunc(str.Context(), func() { r.done(); cancel() })
 	resp, err := cc.readResponse(ctx, req, str, nil)
 	if err != nil {
 		cc.resetStream(str, ErrCodeRequestCancelled)

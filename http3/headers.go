@@ -275,7 +275,7 @@ func parseDigits(s string) (int64, bool) {
 // without connection-specific fields and the keys skip names.
 func appendHeaderFields(dst []qpack.HeaderField, h http.Header, skip func(string) bool) []qpack.HeaderField {
 	for k, vs := range h {
-		name := strings.ToLower(k)
+		name := lowerFieldName(k)
 		if connectionSpecific[name] || (skip != nil && skip(k)) || !validName(name) {
 			continue
 		}
@@ -324,4 +324,41 @@ func fieldSectionSize(fields []qpack.HeaderField) uint64 {
 		n += uint64(len(f.Name)+len(f.Value)) + 32
 	}
 	return n
+}
+
+// lowerNames maps the canonical keys (net/textproto's form) of the field
+// names of QPACK's static table (RFC 9204, Appendix A) and a few other
+// common ones to their lowercase form, so that sending them allocates no
+// lowercase copy.
+var lowerNames = func() map[string]string {
+	names := []string{
+		"accept", "accept-encoding", "accept-language", "accept-ranges",
+		"access-control-allow-credentials", "access-control-allow-headers",
+		"access-control-allow-methods", "access-control-allow-origin",
+		"access-control-expose-headers", "access-control-request-headers",
+		"access-control-request-method", "age", "alt-svc", "authorization",
+		"cache-control", "content-disposition", "content-encoding",
+		"content-language", "content-length", "content-security-policy",
+		"content-type", "cookie", "date", "early-data", "etag", "expect",
+		"expect-ct", "expires", "forwarded", "if-match", "if-modified-since",
+		"if-none-match", "if-range", "last-modified", "link", "location",
+		"origin", "priority", "purpose", "range", "referer", "retry-after",
+		"server", "set-cookie", "strict-transport-security",
+		"timing-allow-origin", "upgrade-insecure-requests", "user-agent",
+		"vary", "x-content-type-options", "x-forwarded-for",
+		"x-frame-options", "x-request-id", "x-xss-protection",
+	}
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[http.CanonicalHeaderKey(n)] = n
+	}
+	return m
+}()
+
+// lowerFieldName returns k in lowercase.
+func lowerFieldName(k string) string {
+	if n, ok := lowerNames[k]; ok {
+		return n
+	}
+	return strings.ToLower(k)
 }

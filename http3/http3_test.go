@@ -57,8 +57,13 @@ func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
+// testEnv is the package's one harness for tests over real sockets: an
+// HTTP/3 server on 127.0.0.1 (a Server, or with newRawServer a test's
+// function answering raw frames) and a client Transport and http.Client
+// for it; rawConn adds a bare HTTP/3 connection. Everything is closed at
+// cleanup.
 type testEnv struct {
-	srv    *Server
+	srv    *Server // nil for a raw server
 	tr     *Transport
 	client *http.Client
 	url    string
@@ -68,13 +73,13 @@ type testEnv struct {
 }
 
 // newTestEnv starts a Server with h on 127.0.0.1 and a client for it.
-func newTestEnv(t *testing.T, h http.Handler) *testEnv {
+func newTestEnv(t testing.TB, h http.Handler) *testEnv {
 	return newTestEnvWith(t, h, nil)
 }
 
 // newTestEnvWith is newTestEnv with the server changed by setup (called
 // before it listens) if not nil.
-func newTestEnvWith(t *testing.T, h http.Handler, setup func(*Server)) *testEnv {
+func newTestEnvWith(t testing.TB, h http.Handler, setup func(*Server)) *testEnv {
 	t.Helper()
 	cert, pool := testCert(t)
 	srv := &Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
@@ -85,14 +90,25 @@ func newTestEnvWith(t *testing.T, h http.Handler, setup func(*Server)) *testEnv 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &testEnv{srv: srv, addr: l.Addr().String(), pool: pool, served: make(chan error, 1)}
+	e := newTestClient(t, l, pool)
+	e.srv = srv
 	go func() { e.served <- srv.ServeListener(l) }()
+	return e
+}
+
+// newTestClient makes the client half of a testEnv for the server
+// listening on l, whose certificate pool is pool. At cleanup the client
+// closes first, then e.srv if the caller set it, then l.
+func newTestClient(t testing.TB, l *quic.Listener, pool *x509.CertPool) *testEnv {
+	e := &testEnv{addr: l.Addr().String(), pool: pool, served: make(chan error, 1)}
 	e.tr = &Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
 	e.client = &http.Client{Transport: e.tr, Timeout: 30 * time.Second}
 	e.url = "https://" + e.addr
 	t.Cleanup(func() {
 		e.tr.Close()
-		srv.Close()
+		if e.srv != nil {
+			e.srv.Close()
+		}
 		l.Close()
 	})
 	return e
@@ -280,7 +296,7 @@ func TestTrailers(t *testing.T) {
 
 // rawConn dials the server with a bare HTTP/3 connection so a test can
 // send what the Transport never would.
-func rawConn(t *testing.T, e *testEnv) *clientConn {
+func rawConn(t testing.TB, e *testEnv) *clientConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

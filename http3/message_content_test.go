@@ -195,7 +195,7 @@ type requestBodySeen struct {
 
 // contentServer is a raw server that reads each request's content and
 // reports it, answering 200 only if the stream ended cleanly.
-func contentServer(t *testing.T) (*rawServer, chan requestBodySeen) {
+func contentServer(t *testing.T) (*testEnv, chan requestBodySeen) {
 	seen := make(chan requestBodySeen, 4)
 	rs := newRawServer(t, func(s *rawStream) {
 		if s.err != nil {

@@ -128,6 +128,11 @@ type serverPriorities struct {
 	// which may be up to a control frame's 16 KiB.
 	pending map[quic.StreamID]quic.Priority
 	order   []quic.StreamID // pending's keys, oldest first
+	// sweepAt is the size of streams at which accepted forgets the
+	// streams that ended: twice those left by the last sweep, plus 16,
+	// so that a sweep costs O(1) per stream accepted and streams holds
+	// at most about twice the streams in progress.
+	sweepAt int
 }
 
 // prioritizedStream is a request stream with the priority parameters
@@ -150,7 +155,9 @@ func (ps *prioritizedStream) apply() {
 
 // accepted registers a request stream as it is accepted, in order, so
 // that PRIORITY_UPDATE frames for it apply from then on, with the latest
-// of those that came before; it is forgotten when the stream ends.
+// of those that came before; it is forgotten once the stream ended (by a
+// later accepted's sweep, or an update that finds it ended), without a
+// watch of its own per stream.
 func (sp *serverPriorities) accepted(str *quic.Stream) {
 	id := str.StreamID()
 	ps := &prioritizedStream{str: str, request: defaultPriority}
@@ -167,9 +174,16 @@ func (sp *serverPriorities) accepted(str *quic.Stream) {
 	if sp.streams == nil {
 		sp.streams = make(map[quic.StreamID]*prioritizedStream)
 	}
+	if len(sp.streams) >= sp.sweepAt {
+		for id, ps := range sp.streams {
+			if ps.str.Context().Err() != nil {
+				delete(sp.streams, id)
+			}
+		}
+		sp.sweepAt = 2*len(sp.streams) + 16
+	}
 	sp.streams[id] = ps
 	sp.mu.Unlock()
-	context.AfterFunc(str.Context(), func() { sp.close(id) })
 }
 
 // open applies the priority the request's header asks for, unless a
@@ -187,13 +201,6 @@ func (sp *serverPriorities) open(str *quic.Stream, h http.Header) *prioritizedSt
 	}
 	ps.apply()
 	return ps
-}
-
-// close forgets the stream, whose response is sent or abandoned.
-func (sp *serverPriorities) close(id quic.StreamID) {
-	sp.mu.Lock()
-	delete(sp.streams, id)
-	sp.mu.Unlock()
 }
 
 // setResponse applies the Priority field of a handler's response header.
@@ -228,7 +235,10 @@ func (sp *serverPriorities) update(id quic.StreamID, v string) error {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if ps := sp.streams[id]; ps != nil {
+	if ps := sp.streams[id]; ps != nil && ps.str.Context().Err() != nil {
+		delete(sp.streams, id) // the stream is done
+		return nil
+	} else if ps != nil {
 		ps.request, ps.updated = p, true
 		ps.apply()
 		return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"net/http"
 	"testing"
 	"time"
 
@@ -34,16 +33,7 @@ func requestWith(extra ...string) []qpack.HeaderField {
 	return hf(append(append([]string{}, goodRequest...), extra...)...)
 }
 
-// rawServer is an HTTP/3 server whose request streams are answered by a
-// test's function with raw frames.
-type rawServer struct {
-	url    string
-	addr   string
-	tr     *Transport
-	client *http.Client
-}
-
-// rawStream is one request stream of a rawServer.
+// rawStream is one request stream of a raw server (newRawServer).
 type rawStream struct {
 	c      *connection
 	str    *quic.Stream
@@ -82,8 +72,8 @@ func (s *rawStream) stopCode() ErrCode {
 // newRawServer starts a server on 127.0.0.1 that serves each request
 // stream with serve, after reading and decoding the request's HEADERS
 // frame (rawStream.err says why that failed, if it did), and a client
-// Transport for it.
-func newRawServer(t *testing.T, serve func(s *rawStream)) *rawServer {
+// for it: a testEnv without a Server.
+func newRawServer(t *testing.T, serve func(s *rawStream)) *testEnv {
 	t.Helper()
 	cert, pool := testCert(t)
 	l, err := quic.ListenAddr("127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{NextProtoH3}}, nil)
@@ -120,15 +110,8 @@ func newRawServer(t *testing.T, serve func(s *rawStream)) *rawServer {
 			}()
 		}
 	}()
-	rs := &rawServer{addr: l.Addr().String()}
-	rs.url = "https://" + rs.addr
-	rs.tr = &Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
-	rs.client = &http.Client{Transport: rs.tr, Timeout: 30 * time.Second}
-	t.Cleanup(func() {
-		rs.tr.Close()
-		cancel()
-		l.Close()
-	})
+	rs := newTestClient(t, l, pool)
+	t.Cleanup(cancel)
 	return rs
 }
 

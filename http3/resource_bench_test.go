@@ -260,10 +260,10 @@ func BenchmarkHostileStalledHeadersFrame(b *testing.B) {
 // (disabled here so that nothing ends during the measurement).
 func BenchmarkHostileStalledRequestMemory(b *testing.B) {
 	const streams = 200
-	e := newTestEnvBench(b, func(s *Server) { s.ReadHeaderTimeout = -1 })
+	e := newTestEnvWith(b, http.NotFoundHandler(), func(s *Server) { s.ReadHeaderTimeout = -1 })
 	var perStream float64
 	for b.Loop() {
-		cc := rawConnBench(b, e)
+		cc := rawConn(b, e)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		before := memInUse()
 		var strs []*quic.Stream
@@ -304,33 +304,4 @@ func memInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc + m.StackInuse
-}
-
-// newTestEnvBench starts a Server for a benchmark, as newTestEnvWith.
-func newTestEnvBench(b *testing.B, setup func(*Server)) *testEnv {
-	cert, pool := testCert(b)
-	srv := &Server{Handler: http.NotFoundHandler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
-	setup(srv)
-	l, err := quic.ListenAddr("127.0.0.1:0", srv.tlsConfig(), srv.quicConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.ServeListener(l)
-	b.Cleanup(func() { srv.Close() })
-	return &testEnv{srv: srv, addr: l.Addr().String(), pool: pool}
-}
-
-// rawConnBench is rawConn for a benchmark.
-func rawConnBench(b *testing.B, e *testEnv) *clientConn {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	qc, err := quic.DialAddr(ctx, e.addr, &tls.Config{RootCAs: e.pool, ServerName: "localhost", NextProtos: []string{"h3"}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cc := &clientConn{connection: newConnection(qc, false, 0)}
-	if err := cc.start(); err != nil {
-		b.Fatal(err)
-	}
-	return cc
 }

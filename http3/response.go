@@ -203,12 +203,14 @@ var errSwitchingProtocols = errors.New("http3: 101 (Switching Protocols) does no
 var errFieldSectionTooLarge = errors.New("http3: field section larger than the peer's SETTINGS_MAX_FIELD_SECTION_SIZE")
 
 func (w *responseWriter) writeFields(status int, h http.Header, skip func(string) bool) error {
-	fields := []qpack.HeaderField{{Name: ":status", Value: strconv.Itoa(status)}}
+	var arr [8]qpack.HeaderField
+	fields := append(arr[:0], qpack.HeaderField{Name: ":status", Value: statusString(status)})
 	fields = appendHeaderFields(fields, h, skip)
 	if max := w.sc.peerMaxFieldSectionSize(); max > 0 && fieldSectionSize(fields) > max {
 		return errFieldSectionTooLarge
 	}
-	b, err := w.sc.encodeHeaders(w.str.StreamID(), fields)
+	// Encoded straight into the buffer's free space when it fits.
+	b, err := w.sc.appendHeaders(w.bw.AvailableBuffer(), w.str.StreamID(), fields)
 	if err == nil {
 		_, err = w.bw.Write(b)
 	}
@@ -395,4 +397,21 @@ func (w *responseWriter) finish() {
 		return
 	}
 	w.str.CloseWrite()
+}
+
+// statusStrings holds the decimal forms of the status codes 100 to 599.
+var statusStrings = func() (s [500]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(100 + i)
+	}
+	return s
+}()
+
+// statusString returns code in decimal, without allocating for a code
+// from 100 to 599.
+func statusString(code int) string {
+	if code >= 100 && code < 600 {
+		return statusStrings[code-100]
+	}
+	return strconv.Itoa(code)
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -410,6 +412,10 @@ type serverConn struct {
 	goaway   bool
 	goawayID quic.StreamID
 	idleT    *time.Timer // Server.IdleTimeout
+	// remote is the peer's address last seen and remoteStr its
+	// String(), for Request.RemoteAddr.
+	remote    net.Addr
+	remoteStr string
 }
 
 // serve accepts request streams until the connection ends. "Clients MUST
@@ -550,7 +556,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 	if !ok {
 		return
 	}
-	probeEnd(str, br)
+	ended := probeEnd(str, br)
 	req, err := sc.newRequest(ctx, str, br, fields)
 	if err != nil {
 		sc.logf(slog.LevelDebug, "http3: malformed request", slog.Int64("stream", int64(str.StreamID())), slog.Any("error", err))
@@ -558,6 +564,7 @@ func (sc *serverConn) handleRequest(str *quic.Stream) {
 		return
 	}
 	rb = req.Body.(*body)
+	rb.ended = ended
 	if str.ReceivedEarlyData() && !isSafeMethod(req.Method) {
 		// Replayable 0-RTT data must not trigger unsafe methods: "425
 		// (Too Early) indicates that the server is unwilling to risk
@@ -649,12 +656,13 @@ func (sc *serverConn) respondError(str *quic.Stream, code int) {
 // of the stream. The QUIC stream then counts the receiving direction as
 // finished, so that the request's context is cancelled as soon as the
 // client stops the response (STOP_SENDING) rather than when the handler
-// happens to read the empty body.
-func probeEnd(str *quic.Stream, br *bufio.Reader) {
+// happens to read the empty body. It reports whether the stream ended.
+func probeEnd(str *quic.Stream, br *bufio.Reader) bool {
 	if br.Buffered() > 0 {
-		return
+		return false
 	}
 	str.SetReadDeadline(time.Unix(1, 0))
-	br.Peek(1) // io.EOF, a deadline error, or data left in br
+	_, err := br.Peek(1) // io.EOF, a deadline error, or data left in br
 	str.SetReadDeadline(time.Time{})
+	return err == io.EOF
 }

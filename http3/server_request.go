@@ -65,19 +65,18 @@ func (s *Server) acquireHandler() bool {
 // H3_REQUEST_REJECTED; other errors reset it or close the connection as
 // they require.
 func (sc *serverConn) readRequestHeader(ctx context.Context, str *quic.Stream, br *bufio.Reader) ([]qpack.HeaderField, bool) {
-	hctx := ctx
+	o := sectionDecode{str: str, br: br}
 	if d := sc.srv.readHeaderTimeout(); d > 0 {
-		deadline := time.Now().Add(d)
-		str.SetReadDeadline(deadline)
+		// The deadline bounds the reading, and a wait for encoder
+		// stream instructions, if the section blocks.
+		o.deadline = time.Now().Add(d)
+		str.SetReadDeadline(o.deadline)
 		defer str.SetReadDeadline(time.Time{})
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
 	}
 	f, err := readHeadersFrame(sc.connection, br)
 	var fields []qpack.HeaderField
 	if err == nil {
-		fields, err = sc.decodeHeaders(hctx, str.StreamID(), f.Payload, &resetWatch{str: str, br: br})
+		fields, err = sc.decodeSection(ctx, str.StreamID(), f.Payload, o)
 	}
 	switch {
 	case err == nil:
@@ -101,11 +100,23 @@ func (sc *serverConn) newRequest(ctx context.Context, str *quic.Stream, br *bufi
 	if err != nil {
 		return nil, err
 	}
-	req.RemoteAddr = sc.qc.RemoteAddr().String()
+	req.RemoteAddr = sc.remoteAddr()
 	req.TLS = sc.tlsState()
 	req.Body = &body{c: sc.connection, ctx: ctx, str: str, br: br, contentLength: req.ContentLength, trailer: &req.Trailer}
 	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
 	return req.WithContext(ctx), nil
+}
+
+// remoteAddr returns the peer's address as Request.RemoteAddr has it,
+// formatted once for as long as the address does not change.
+func (sc *serverConn) remoteAddr() string {
+	a := sc.qc.RemoteAddr()
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if a != sc.remote || sc.remoteStr == "" {
+		sc.remote, sc.remoteStr = a, a.String()
+	}
+	return sc.remoteStr
 }
 
 // newServerRequest builds an http.Request, without Body, connection

@@ -13,7 +13,7 @@ import (
 // must reach the second.
 func TestSynctestConcurrentReaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newAPIPair(t, nil, &Config{MaxIdleTimeout: time.Minute})
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{MaxIdleTimeout: time.Minute}})
 		cs, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -76,11 +76,11 @@ func TestSynctestConcurrentReaders(t *testing.T) {
 func TestSynctestConcurrentWriters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = 16 << 10
-		p := newAPIPair(t, nil, &Config{
+		p := newConnPair(t, connPairOpts{Mem: true, Server: &Config{
 			MaxIdleTimeout:             time.Minute,
 			InitialStreamReceiveWindow: window, MaxStreamReceiveWindow: window,
 			InitialConnectionReceiveWindow: window, MaxConnectionReceiveWindow: window,
-		})
+		}})
 		cs, err := p.client.OpenStreamSync(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -260,7 +260,7 @@ func (c *Conn) releaseTransport(t *Transport) {
 			}
 		}
 		if c.state != nil {
-			c.state.localIDs.each(func(cid ConnectionID) { t.handlers.remove(cid, c) })
+			c.state.localIDs.each(func(cid ConnectionID) { t.ep.routes.remove(cid, c) })
 		}
 		go closeOwnTransport(t)
 	})
