@@ -132,7 +132,8 @@ func TestBulkTransferAllocs(t *testing.T) {
 
 // BenchmarkBulkTransferUDP measures one stream over loopback UDP; profile
 // it with -cpuprofile and -memprofile. cpu-s/GB is the CPU time of both
-// sides (the whole process) per GB moved.
+// sides (the whole process) per GB moved, acks/GB the receiver's packets
+// per GB.
 func BenchmarkBulkTransferUDP(b *testing.B) { benchmarkBulkTransfer(b, nil) }
 
 // BenchmarkBulkTransferUDP1452 is BenchmarkBulkTransferUDP with packets
@@ -149,10 +150,14 @@ func benchmarkBulkTransfer(b *testing.B, cfg *Config) {
 	b.SetBytes(n)
 	b.ReportAllocs()
 	cpu0 := processCPUTime()
+	acks0 := p.server.Stats().PacketsSent
 	for b.Loop() {
 		p.transfer(b, n, chunk)
 	}
 	if cpu := processCPUTime() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu.Seconds()/(float64(b.N)*n/1e9), "cpu-s/GB")
 	}
+	// The receiver's packets, nearly all ACK-only, per GB: the count the
+	// acknowledgment policy sets.
+	b.ReportMetric(float64(p.server.Stats().PacketsSent-acks0)/(float64(b.N)*n/1e9), "acks/GB")
 }
