@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/quicstack/quic/internal/freelist"
 )
 
 var idleHeapProfile = flag.String("idleheapprofile", "", "TestIdleServerConnMemory writes the heap profile (every allocation sampled) with the idle server connections open to this file")
@@ -120,8 +122,11 @@ func idleServerConnMemory(t testing.TB, n int, timeout time.Duration) idleMemory
 }
 
 // gcMemStats returns the live heap objects, the heap spans in use and
-// the goroutine stacks in use after garbage collection.
+// the goroutine stacks in use after garbage collection, without the
+// buffers the free lists keep for reuse (liveHeap).
 func gcMemStats() (live, inuse, stack uint64) {
+	freelist.TrimNow()
+	freelist.TrimNow()
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats

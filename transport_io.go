@@ -1,9 +1,9 @@
 package quic
 
 import (
+	"github.com/quicstack/quic/internal/freelist"
 	"net"
 	"net/netip"
-	"sync"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -28,17 +28,20 @@ const groBufferSize = 1 << 16
 const socketBufferSize = 7 << 20
 
 var (
-	packetBufferPool = sync.Pool{New: func() any { b := make([]byte, packetBufferSize); return &b }}
-	groBufferPool    = sync.Pool{New: func() any { b := make([]byte, groBufferSize); return &b }}
+	// Free lists rather than sync.Pools, as for stream chunks
+	// (stream_buffer_chunks.go): they survive garbage collections.
+	// Bounds: 8 MiB and 16 MiB.
+	packetBufferPool = freelist.New(4096, func() *[]byte { b := make([]byte, packetBufferSize); return &b })
+	groBufferPool    = freelist.New(256, func() *[]byte { b := make([]byte, groBufferSize); return &b })
 )
 
-func getPacketBuffer() *[]byte { return packetBufferPool.Get().(*[]byte) }
+func getPacketBuffer() *[]byte { return packetBufferPool.Get() }
 
 // getRxBuffer returns a pooled receive buffer of size packetBufferSize or
 // groBufferSize.
 func getRxBuffer(size int) *[]byte {
 	if size > packetBufferSize {
-		return groBufferPool.Get().(*[]byte)
+		return groBufferPool.Get()
 	}
 	return getPacketBuffer()
 }

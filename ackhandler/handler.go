@@ -96,6 +96,9 @@ type Config struct {
 // synchronously with structures the handler owns and reuses.
 type SentPacketHandler struct {
 	lostPackets uint64 // packets declared lost, for statistics
+	// fullScan makes detectLost walk from the ring's first record in
+	// every pass, as before the scan cursor (tests compare the two).
+	fullScan bool
 
 	role   wire.Role
 	rtt    *congestion.RTTStats
@@ -187,6 +190,8 @@ type spaceState struct {
 	// from it to the ring's first record ends the run too.
 	lostRunStart time.Time
 	lostRunPN    wire.PacketNumber
+	// scan is where the next loss-detection pass starts (detectLost).
+	scan scanCursor
 
 	ecnCounts          wire.ECNCounts // counts of the last validated ACK frame
 	ect0Sent, ect1Sent uint64
@@ -394,6 +399,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 		for _, r := range f.Ranges {
 			if r.Largest >= s.lostRunPN && r.Smallest < s.packets.headPN {
 				s.lostRunStart = time.Time{}
+				s.scan.valid = false
 				break
 			}
 		}
@@ -430,6 +436,7 @@ func (h *SentPacketHandler) OnAckReceived(now time.Time, space Space, f *wire.Ac
 					// not make it lose, and the peer's ECN counts
 					// include it now (RFC 9000, Section 13.4.2).
 					e.state = sentAcked
+					s.scan.valid = false // it ends a run of lost packets
 					h.ecn.onLateAck(e.ECN)
 					switch e.ECN {
 					case ECT0:

@@ -30,6 +30,11 @@ import (
 // the earliest one: in the ring when its record is still there (earlier
 // passes' records stay sentLost), or, for records compaction removed,
 // at the start the space carried from them (spaceState.lostRunStart).
+//
+// A pass walks from the space's scan cursor, the first packet the last
+// pass left outstanding, with the run the records before it give: its
+// cost follows the packets acknowledged or sent since, not the distance
+// to the oldest lost packet kept (up to two PTO periods of packets).
 func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 	s := &h.spaces[space]
 	s.lossTime = time.Time{}
@@ -47,9 +52,20 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 	// the max_ack_delay irrespective of the packet number spaces in which
 	// losses are established."
 	pcDuration := h.rtt.PTO(true) * congestion.PersistentCongestionThreshold
-	runStart := s.lostRunStart
-	inRun := !runStart.IsZero()
-	for pn, hi := s.packets.headPN, min(s.largestAcked, s.lastSent); pn <= hi; pn++ {
+	// The pass starts at the scan cursor (spaceState.scan): below it no
+	// packet is outstanding, so the walk costs what changed since the
+	// last pass, not the distance to the oldest lost packet kept.
+	start, rec := s.packets.headPN, lostRun{in: !s.lostRunStart.IsZero(), start: s.lostRunStart}
+	if s.scan.valid && s.scan.pn >= start && !h.fullScan {
+		start, rec = s.scan.pn, s.scan.run
+	}
+	// rec is the run as the records alone give it (the state the cursor
+	// keeps); inRun and runStart are this pass's, which a packet
+	// acknowledged in another space may restart.
+	inRun, runStart := rec.in, rec.start
+	saved := false
+	hi := min(s.largestAcked, s.lastSent)
+	for pn := start; pn <= hi; pn++ {
 		e := s.packets.at(pn)
 		switch e.state {
 		case sentAcked:
@@ -57,11 +73,17 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 			// sent between the send times of these two packets are
 			// acknowledged" (RFC 9002, Section 7.6.2).
 			inRun = false
+			rec.in = false
 			continue
 		case sentLost:
 			// Declared lost by an earlier pass: it may start a run.
-			if !inRun && h.countsForPersistentCongestion(e) {
-				inRun, runStart = true, e.SentTime
+			if h.countsForPersistentCongestion(e) {
+				if !inRun {
+					inRun, runStart = true, e.SentTime
+				}
+				if !rec.in {
+					rec = lostRun{true, e.SentTime}
+				}
 			}
 			continue
 		case sentOutstanding:
@@ -75,6 +97,9 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 		if !e.SentTime.After(lostSendTime) || s.largestAcked >= pn+PacketThreshold {
 			h.declareLost(space, s, e, true)
 			if h.countsForPersistentCongestion(e) {
+				if !rec.in {
+					rec = lostRun{true, e.SentTime}
+				}
 				if !inRun {
 					inRun, runStart = true, e.SentTime
 				} else if e.SentTime.Sub(runStart) > pcDuration {
@@ -87,6 +112,12 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 			}
 			continue
 		}
+		if !saved {
+			// The first packet left outstanding: the next pass starts
+			// here.
+			s.scan = scanCursor{valid: true, pn: pn, run: rec}
+			saved = true
+		}
 		// "If packets sent prior to the largest acknowledged packet
 		// cannot yet be declared lost, then a timer SHOULD be set for the
 		// remaining time." Packets not in flight (only ACK frames) are
@@ -97,6 +128,29 @@ func (h *SentPacketHandler) detectLost(now time.Time, space Space) {
 			}
 		}
 	}
+	if !saved {
+		s.scan = scanCursor{valid: true, pn: max(start, hi+1), run: rec}
+	}
+}
+
+// lostRun is the state of a run of lost packets for persistent
+// congestion (detectLost): whether one is open, and its first packet's
+// send time.
+type lostRun struct {
+	in    bool
+	start time.Time
+}
+
+// scanCursor is where detectLost's next pass starts: pn, with no
+// outstanding packet of the space below it, and the run of lost packets
+// the records [headPN, pn) give (as compaction carries it in
+// lostRunStart). Everything that changes those records or that run
+// otherwise (a late acknowledgment of a lost packet, of a compacted one)
+// clears valid, and the pass walks from the ring's first record.
+type scanCursor struct {
+	valid bool
+	pn    wire.PacketNumber
+	run   lostRun
 }
 
 // countsForPersistentCongestion reports whether a lost packet can be one

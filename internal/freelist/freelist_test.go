@@ -1,0 +1,81 @@
+package freelist
+
+import (
+	"runtime"
+	"testing"
+)
+
+func TestGetPutReuses(t *testing.T) {
+	made := 0
+	l := New(2, func() *int { made++; return new(int) })
+	a, b, c := l.Get(), l.Get(), l.Get()
+	if made != 3 {
+		t.Fatalf("made %d objects for 3 Gets on an empty list; want 3", made)
+	}
+	l.Put(a)
+	l.Put(b)
+	l.Put(c) // beyond the bound: dropped
+	if n := l.Len(); n != 2 {
+		t.Fatalf("list holds %d objects; want its bound, 2", n)
+	}
+	if x := l.Get(); x != b {
+		t.Fatal("Get did not return the object put last")
+	}
+	if l.Get() != a || made != 3 {
+		t.Fatal("Get made an object while the list held one")
+	}
+}
+
+// TestTrimDropsOnlyIdle checks that a trim gives back the objects no Get
+// reached since the previous trim, and keeps those in use.
+func TestTrimDropsOnlyIdle(t *testing.T) {
+	l := New(100, func() *int { return new(int) })
+	xs := make([]*int, 10)
+	for i := range xs {
+		xs[i] = l.Get()
+	}
+	for _, x := range xs {
+		l.Put(x)
+	}
+	l.trim() // starts a cycle: low = 10
+	// A steady flow takes and gives back 3 objects: 7 stay idle.
+	for range 5 {
+		a, b, c := l.Get(), l.Get(), l.Get()
+		l.Put(a)
+		l.Put(b)
+		l.Put(c)
+	}
+	l.trim()
+	if n := l.Len(); n != 3 {
+		t.Fatalf("after a trim the list holds %d objects; want the 3 in use", n)
+	}
+	l.trim() // no Get since: all idle
+	if n := l.Len(); n != 0 {
+		t.Fatalf("after an idle cycle the list holds %d objects; want 0", n)
+	}
+}
+
+// TestTrimAtGC checks that garbage collections trim the lists.
+func TestTrimAtGC(t *testing.T) {
+	l := New(100, func() *int { return new(int) })
+	for range 8 {
+		l.Put(new(int))
+	}
+	// The first collection may end the cycle the Puts began in; the
+	// finalizer goroutine runs each trim after its collection.
+	for i := 0; l.Len() != 0; i++ {
+		if i == 1000 {
+			t.Fatalf("list holds %d idle objects after 1000 collections; want 0", l.Len())
+		}
+		runtime.GC()
+		runtime.Gosched()
+	}
+}
+
+func BenchmarkGetPut(b *testing.B) {
+	l := New(16, func() *[64]byte { return new([64]byte) })
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Put(l.Get())
+	}
+}
