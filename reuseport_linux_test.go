@@ -205,7 +205,10 @@ func testReusePortShare(t *testing.T, steer bool) {
 			}
 			ct := &Transport{Conn: udp}
 			defer func() { ct.Close(); udp.Close() }()
-			c, err := ct.Dial(ctx, relay.front.LocalAddr(), ctls, &Config{MaxIdleTimeout: idle})
+			// 40 handshakes at once on a loaded 2-core machine under
+			// -race can stay idle past the default 5 s (one timed out
+			// at load 20); the test is about rebinding, not that.
+			c, err := ct.Dial(ctx, relay.front.LocalAddr(), ctls, &Config{MaxIdleTimeout: idle, HandshakeIdleTimeout: 30 * time.Second})
 			if err != nil {
 				t.Errorf("client %d: %v", i, err)
 				return
