@@ -178,7 +178,7 @@ func testReusePortShare(t *testing.T, steer bool) {
 	for i, g := range []*ReusePortGroup{g1, g2} {
 		tr := g.Transport()
 		tr.Keys = keys
-		l, err := tr.Listen(stls, &Config{MaxIdleTimeout: idle})
+		l, err := tr.Listen(stls, &Config{MaxIdleTimeout: idle, HandshakeIdleTimeout: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
