@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 
 	"github.com/quicstack/quic/handshake"
@@ -48,7 +49,18 @@ const (
 	// for an ID before giving up when IDs are already in use, by this
 	// connection or (the endpoint's answer) by another.
 	connIDGenerateAttempts = 4
+	// connIDRetiredMax bounds how many IDs the peer may retire on one
+	// connection: each is remembered (a 64-bit hash) so that it is never
+	// issued again, and once this many were retired no replacement is
+	// issued: supplying one is a SHOULD ("An endpoint SHOULD supply a new
+	// connection ID when the peer retires a connection ID", RFC 9000,
+	// Section 5.1.1), and a peer that migrated a thousand times can live
+	// with the IDs it holds.
+	connIDRetiredMax = 1024
 )
+
+// connIDRetiredSeed hashes retired connection IDs (localConnIDs.retired).
+var connIDRetiredSeed = maphash.MakeSeed()
 
 // connIDLocalState is what is known about the delivery of a local
 // connection ID to the peer.
@@ -98,7 +110,8 @@ type connIDLocalEntry struct {
 //
 // Memory is bounded by about twice the maximum number of active IDs: a new
 // Retire Prior To is refused until the IDs below the previous one are
-// retired. An endpoint whose generator makes zero-length IDs issues only the
+// retired; and by connIDRetiredMax hashes of IDs the peer retired, which
+// are never issued again. An endpoint whose generator makes zero-length IDs issues only the
 // handshake ID. Nothing here reads the clock; the connection goroutine owns
 // it.
 type localConnIDs struct {
@@ -113,6 +126,13 @@ type localConnIDs struct {
 	// ids are the issued IDs not retired by the peer, by ascending
 	// sequence number.
 	ids []connIDLocalEntry
+
+	// retired are the hashes of the IDs the peer retired, which generate
+	// refuses: "the same connection ID MUST NOT be issued more than once
+	// on the same connection" (RFC 9000, Section 5.1), whatever the
+	// generator returns. At most connIDRetiredMax; a hash collision only
+	// refuses an ID that was free.
+	retired []uint64
 
 	initialCID   ConnectionID
 	initialToken wire.StatelessResetToken
@@ -214,7 +234,7 @@ func (s *localConnIDs) setPeerLimit(limit uint64) error {
 // issue issues IDs until the peer holds as many with a sequence number at or
 // above Retire Prior To as both limits allow.
 func (s *localConnIDs) issue() error {
-	if s.zeroLen || s.peerLimit == 0 {
+	if s.zeroLen || s.peerLimit == 0 || len(s.retired) >= connIDRetiredMax {
 		return nil
 	}
 	want := min(s.peerLimit, s.maxActive)
@@ -259,8 +279,9 @@ func (s *localConnIDs) generateOrUse(routed ConnectionID, seq uint64) (Connectio
 // generate returns a new connection ID that this connection does not hold,
 // with its stateless reset token. "the same connection ID MUST NOT be
 // issued more than once on the same connection" (RFC 9000, Section 5.1):
-// IDs this connection holds are refused and another is generated; IDs the
-// endpoint routes elsewhere are refused by its answer (onRouted).
+// IDs this connection holds or its peer retired are refused and another is
+// generated; IDs the endpoint routes elsewhere are refused by its answer
+// (onRouted).
 func (s *localConnIDs) generate() (ConnectionID, wire.StatelessResetToken, error) {
 	for range connIDGenerateAttempts {
 		cid, err := s.gen.GenerateConnectionID()
@@ -273,7 +294,7 @@ func (s *localConnIDs) generate() (ConnectionID, wire.StatelessResetToken, error
 		if cid.Len() == 0 {
 			return cid, s.token(cid), nil
 		}
-		if s.find(cid) >= 0 {
+		if s.find(cid) >= 0 || s.wasRetired(cid) {
 			continue
 		}
 		return cid, s.token(cid), nil
@@ -290,6 +311,12 @@ func (s *localConnIDs) token(cid ConnectionID) wire.StatelessResetToken {
 	var t wire.StatelessResetToken
 	rand.Read(t[:])
 	return t
+}
+
+// wasRetired reports whether the peer retired cid (or an ID of the same
+// hash) on this connection.
+func (s *localConnIDs) wasRetired(cid ConnectionID) bool {
+	return slices.Contains(s.retired, maphash.Bytes(connIDRetiredSeed, cid.Bytes()))
 }
 
 // find returns the index in ids of cid, or -1.
@@ -348,6 +375,9 @@ func (s *localConnIDs) onRetire(seq uint64, arrivedOn ConnectionID) error {
 	}
 	cid := s.ids[i].cid
 	s.ids = append(s.ids[:i], s.ids[i+1:]...)
+	if len(s.retired) < connIDRetiredMax { // beyond, nothing is issued
+		s.retired = append(s.retired, maphash.Bytes(connIDRetiredSeed, cid.Bytes()))
+	}
 	s.queue(connIDEvent{retire: true, seq: seq, cid: cid})
 	return s.issue()
 }
