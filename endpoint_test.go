@@ -370,3 +370,43 @@ func TestSimClientEndpointVersionNegotiation(t *testing.T) {
 		t.Errorf("client's endpoint routed %v (by kind), want the stray packet unrouted and the server's to the connection", p.client.routed)
 	}
 }
+
+// An issued ID routes in all of a connection's Transports or in none: if
+// one of them already routes it to another connection, the others stop
+// routing it again and the connection is told to pick another, since the
+// peer may send that ID to any of the connection's sockets (hostile
+// review of issue 24: the extra Transports' answer was ignored).
+func TestRouteConnIDEventAllOrNone(t *testing.T) {
+	home := testEndpoint(t)
+	home.routes.init()
+	extra := make([]*Transport, 2)
+	for i := range extra {
+		extra[i] = &Transport{}
+		extra[i].ep.routes.init()
+	}
+	c, other := &Conn{}, &Conn{}
+	free := wire.NewConnectionID([]byte{1, 2, 3, 4, 5, 6, 7, 8})
+	taken := wire.NewConnectionID([]byte{9, 9, 9, 9, 9, 9, 9, 9})
+	extra[1].ep.routes.add(taken, other)
+
+	if !routeConnIDEvent(c, home, extra, connIDEvent{seq: 1, cid: free}) {
+		t.Fatal("a free ID was refused")
+	}
+	for i, e := range []*endpoint{home, &extra[0].ep, &extra[1].ep} {
+		if got := e.routes.get(free).c; got != c {
+			t.Errorf("endpoint %d: the free ID routes to %p, want the connection", i, got)
+		}
+	}
+	if routeConnIDEvent(c, home, extra, connIDEvent{seq: 2, cid: taken}) {
+		t.Fatal("an ID another connection holds in an extra Transport was accepted")
+	}
+	if got := home.routes.get(taken).c; got != nil {
+		t.Error("the refused ID still routes in the home Transport")
+	}
+	if got := extra[0].ep.routes.get(taken).c; got != nil {
+		t.Error("the refused ID still routes in the first extra Transport")
+	}
+	if got := extra[1].ep.routes.get(taken).c; got != other {
+		t.Error("the other connection lost its ID")
+	}
+}
