@@ -13,6 +13,7 @@
 package freelist
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync"
 )
@@ -20,23 +21,44 @@ import (
 // List is a free list of *T, bounded to Max objects. The zero value is
 // not usable; make one with New.
 //
-// Multiple goroutines may call Get and Put simultaneously: a mutex guards
-// the list (held for a slice push or pop).
+// Multiple goroutines may call Get and Put simultaneously. The list is
+// split into shards, one per processor up to maxShards, each guarded by
+// its own mutex (held for a slice push or pop), so that goroutines on
+// different processors rarely meet on one lock (a sync.Pool has per-P
+// storage; a single mutex shared by every connection's packets would
+// serialise a many-core server). Put picks a shard at random; Get tries
+// a random shard first and then the others before it makes an object.
 type List[T any] struct {
-	newT func() *T
-	max  int
-
-	mu   sync.Mutex
-	free []*T
-	low  int // the fewest objects held since the last collection
+	newT   func() *T
+	shards []shard[T]
 }
 
+type shard[T any] struct {
+	mu   sync.Mutex
+	max  int
+	free []*T
+	low  int // the fewest objects held since the last collection
+	_    [40]byte
+}
+
+// maxShards bounds the shards of a list.
+const maxShards = 32
+
 // New returns a list that makes objects with newT when it is empty and
-// holds at most max objects; Put drops any beyond. The list is trimmed
-// at every garbage collection (see List) and stays registered for that
-// for the life of the program: make lists once, in package variables.
+// holds at most about max objects (max divided among its shards, rounded
+// up); Put drops any beyond. The list is trimmed at every garbage
+// collection (see List) and stays registered for that for the life of
+// the program: make lists once, in package variables.
 func New[T any](max int, newT func() *T) *List[T] {
-	l := &List[T]{newT: newT, max: max}
+	return newSharded(max, min(runtime.GOMAXPROCS(0), maxShards), newT)
+}
+
+func newSharded[T any](bound, shards int, newT func() *T) *List[T] {
+	shards = max(shards, 1)
+	l := &List[T]{newT: newT, shards: make([]shard[T], shards)}
+	for i := range l.shards {
+		l.shards[i].max = (bound + shards - 1) / shards
+	}
 	registry.mu.Lock()
 	registry.lists = append(registry.lists, l)
 	registry.mu.Unlock()
@@ -44,49 +66,78 @@ func New[T any](max int, newT func() *T) *List[T] {
 	return l
 }
 
-// Get returns an object of the list (the one put last), or a new one.
-func (l *List[T]) Get() *T {
-	l.mu.Lock()
-	n := len(l.free)
-	if n == 0 {
-		l.mu.Unlock()
-		return l.newT()
+// pick returns a random shard index (rand.N uses the runtime's per-thread
+// generator: no lock, no allocation).
+func (l *List[T]) pick() int {
+	if len(l.shards) == 1 {
+		return 0
 	}
-	x := l.free[n-1]
-	l.free[n-1] = nil
-	l.free = l.free[:n-1]
-	l.low = min(l.low, n-1)
-	l.mu.Unlock()
-	return x
+	return rand.N(len(l.shards))
+}
+
+// Get returns an object of the list (within a shard, the one put last),
+// or a new one.
+func (l *List[T]) Get() *T {
+	first := l.pick()
+	for i := range l.shards {
+		s := &l.shards[(first+i)%len(l.shards)]
+		s.mu.Lock()
+		n := len(s.free)
+		if n == 0 {
+			s.mu.Unlock()
+			continue
+		}
+		x := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		s.low = min(s.low, n-1)
+		s.mu.Unlock()
+		return x
+	}
+	return l.newT()
 }
 
 // Put gives x to the list; the caller holds no reference to it any more.
 func (l *List[T]) Put(x *T) {
-	l.mu.Lock()
-	if len(l.free) < l.max {
-		l.free = append(l.free, x)
+	first := l.pick()
+	for i := range l.shards {
+		s := &l.shards[(first+i)%len(l.shards)]
+		s.mu.Lock()
+		if len(s.free) < s.max {
+			s.free = append(s.free, x)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
 	}
-	l.mu.Unlock()
 }
 
 // Len returns the number of objects held.
 func (l *List[T]) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.free)
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += len(s.free)
+		s.mu.Unlock()
+	}
+	return n
 }
 
-// trim drops the objects no Get reached since the last trim: the low
-// first ones, under every object taken and put since.
+// trim drops the objects no Get reached since the last trim: in each
+// shard the low first ones, under every object taken and put since.
 func (l *List[T]) trim() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if k := l.low; k > 0 {
-		n := copy(l.free, l.free[k:])
-		clear(l.free[n:])
-		l.free = l.free[:n]
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		if k := s.low; k > 0 {
+			n := copy(s.free, s.free[k:])
+			clear(s.free[n:])
+			s.free = s.free[:n]
+		}
+		s.low = len(s.free)
+		s.mu.Unlock()
 	}
-	l.low = len(l.free)
 }
 
 type trimmer interface{ trim() }

@@ -7,7 +7,7 @@ import (
 
 func TestGetPutReuses(t *testing.T) {
 	made := 0
-	l := New(2, func() *int { made++; return new(int) })
+	l := newSharded(2, 1, func() *int { made++; return new(int) })
 	a, b, c := l.Get(), l.Get(), l.Get()
 	if made != 3 {
 		t.Fatalf("made %d objects for 3 Gets on an empty list; want 3", made)
@@ -29,7 +29,7 @@ func TestGetPutReuses(t *testing.T) {
 // TestTrimDropsOnlyIdle checks that a trim gives back the objects no Get
 // reached since the previous trim, and keeps those in use.
 func TestTrimDropsOnlyIdle(t *testing.T) {
-	l := New(100, func() *int { return new(int) })
+	l := newSharded(100, 1, func() *int { return new(int) })
 	xs := make([]*int, 10)
 	for i := range xs {
 		xs[i] = l.Get()
@@ -78,4 +78,38 @@ func BenchmarkGetPut(b *testing.B) {
 	for b.Loop() {
 		l.Put(l.Get())
 	}
+}
+
+// TestShardsShareObjects checks that a Get finds an object whatever shard
+// a Put left it in, and that the shards together keep the list's bound.
+func TestShardsShareObjects(t *testing.T) {
+	made := 0
+	l := newSharded(8, 4, func() *int { made++; return new(int) })
+	xs := make([]*int, 20)
+	for i := range xs {
+		xs[i] = l.Get()
+	}
+	for _, x := range xs {
+		l.Put(x)
+	}
+	if n := l.Len(); n != 8 {
+		t.Fatalf("list holds %d objects; want its bound, 8", n)
+	}
+	made = 0
+	for range 8 {
+		l.Get()
+	}
+	if made != 0 || l.Len() != 0 {
+		t.Fatalf("8 Gets on a list of 8 spread over 4 shards made %d objects and left %d", made, l.Len())
+	}
+}
+
+func BenchmarkGetPutParallel(b *testing.B) {
+	l := New(4096, func() *[64]byte { return new([64]byte) })
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Put(l.Get())
+		}
+	})
 }
