@@ -116,6 +116,9 @@ type simEndpoint struct {
 	// with ECN does); on either side, the datagrams sent carry the
 	// connection's marks.
 	ecn bool
+	// node is the simulator's node of the endpoint, if newSimPairOpts
+	// attached it: the connection's wakeups wake it.
+	node *netsim.Node
 }
 
 // simAddr is the inverse of netsim.Addr.AddrPort.
@@ -276,6 +279,9 @@ func (e *simEndpoint) handleUnrouted(now time.Time, d *netsim.Datagram, cid wire
 		// Section 8.1.2).
 		c.bytesReceived = uint64(len(d.Payload))
 		c.closeWithError(now, &wire.TransportError{Code: wire.InvalidToken, Reason: "invalid Retry token"})
+	}
+	if e.node != nil {
+		c.streams.wake = e.node.Wake // as newSimPairOpts does for the client
 	}
 	e.c = c
 	e.peer = d.Src

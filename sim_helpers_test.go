@@ -69,6 +69,11 @@ func newSimPairOpts(t testing.TB, link netsim.LinkConfig, seed uint64, o simPair
 		ecn: o.ecn, requireRetry: o.retry}
 	p.snode = n.Attach(saddr, p.server)
 	p.cnode = n.Attach(caddr, p.client)
+	// As Conn does (st.streams.wake = c.wake): an application call that
+	// gives the connection work (a stream opened at the peer's limit,
+	// which is to send STREAMS_BLOCKED) wakes its node.
+	p.client.node, p.server.node = p.cnode, p.snode
+	cc.streams.wake = p.cnode.Wake
 	return p
 }
 

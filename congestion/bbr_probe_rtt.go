@@ -229,10 +229,23 @@ func (b *bbr) holdLowerBoundsAfterProbeRTT() {
 //	    SetPacingRateWithGain(1)
 //	  else if (BBR.state == ProbeRTT)
 //	    CheckProbeRTTDone()
+//
+// With the interval's start it also clears BBR.extra_acked_delivered, as
+// OnInit and UpdateACKAggregation do: it is "The volume of data marked as
+// delivered since BBR.extra_acked_interval_start" (Section 2.12), and
+// nothing was delivered since Now(). The pseudocode moves the start only:
+// a count that had run ahead of BBR.bw * interval before the idle period
+// then never came back below expected_delivered, which restarts from zero
+// at each flight, and BBR.extra_acked (and BBR.max_inflight and, in
+// Startup, C.cwnd) grew by every flight of an application-limited flow
+// (TestBBRExtraAckedAfterIdleRestart). Linux's BBR clears both when a
+// transmission starts after idle (ack_epoch_mstamp and ack_epoch_acked,
+// CA_EVENT_TX_START).
 func (b *bbr) handleRestartFromIdle() {
 	if b.inflight <= 0 && b.rate.appLimited != 0 {
 		b.idleRestart = true
 		b.extraAckedStart = b.now
+		b.extraAckedDeliv = 0
 		if b.isInAProbeBWState() {
 			b.setPacingRateWithGain(bbrUnityGain)
 		} else if b.state == bbrProbeRTT {
