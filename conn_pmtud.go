@@ -240,6 +240,14 @@ func (c *connState) appendPMTUProbe(now time.Time, b []byte, size int) []byte {
 	}
 	c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing, Extra: pmtuProbeMarker, Length: uint64(size)})
 	c.ccw.ignorePacket(int64(pn))
+	if size != d.probeSize {
+		// failures counts the lost probes of one size: "the PL ...
+		// determines that the probed size is not supported" (RFC 8899,
+		// Section 5.2) after MAX_PROBES of its own, not after a lost
+		// ceiling probe and two of the next size's
+		// (TestSimPathMTUCeilingLossNotCountedForNextSize).
+		d.failures = 0
+	}
 	d.probeSize, d.probePN, d.probeInFlight = size, pn, true
 	if size == d.max {
 		d.triedMax = true
