@@ -64,7 +64,7 @@ func (h *connFrameHandler) OnFrameAcked(space ackhandler.Space, f *ackhandler.Fr
 	case f.Type == wire.FrameTypeRetireConnectionID:
 		c.peerIDs.onFrameAcked(f.Extra)
 	case f.Type == wire.FrameTypePing && f.Extra == pmtuProbeMarker:
-		c.pmtuOnProbeAcked(int(f.Length))
+		c.pmtuOnProbeAcked(int(f.Length), wire.PacketNumber(f.Offset))
 	case f.Type == wire.FrameTypeAckFrequency:
 		c.onAckFrequencyAcked(f.Offset)
 	}
@@ -102,7 +102,7 @@ func (h *connFrameHandler) OnFrameLost(space ackhandler.Space, f *ackhandler.Fra
 		c.peerIDs.onFrameLost(f.Extra)
 	case f.Type == wire.FrameTypePing:
 		if f.Extra == pmtuProbeMarker {
-			c.pmtuOnProbeLost(int(f.Length))
+			c.pmtuOnProbeLost(int(f.Length), wire.PacketNumber(f.Offset))
 		}
 	case f.Type == wire.FrameTypeAckFrequency:
 		c.onAckFrequencyLost(f.Offset)

@@ -79,7 +79,11 @@ type pmtuDiscovery struct {
 	// The probe in flight.
 	probeSize int
 	probePN   wire.PacketNumber
-	failures  int // lost probes of probeSize
+	// pathFirstPN is the first packet number sent on the current path:
+	// the fate of a probe sent before it (on an earlier path) says
+	// nothing about this path's MTU.
+	pathFirstPN wire.PacketNumber
+	failures    int // lost probes of probeSize
 	// Black hole detection.
 	largestAckedLarge int64 // largest packet number > pmtuBase acknowledged
 	lostBursts        int   // bursts of packets > pmtuBase lost since
@@ -238,8 +242,17 @@ func (c *connState) appendPMTUProbe(now time.Time, b []byte, size int) []byte {
 	if need := max(size-16-len(b), pnOff+pnLen+handshake.MinPayloadLen(pnLen)-len(b)); need > 0 {
 		b = append(b, make([]byte, need)...)
 	}
-	c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing, Extra: pmtuProbeMarker, Length: uint64(size)})
+	// Offset holds the probe's packet number (pmtuOnProbeAcked).
+	c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypePing, Extra: pmtuProbeMarker, Offset: uint64(pn), Length: uint64(size)})
 	c.ccw.ignorePacket(int64(pn))
+	if size != d.probeSize {
+		// failures counts the lost probes of one size: "the PL ...
+		// determines that the probed size is not supported" (RFC 8899,
+		// Section 5.2) after MAX_PROBES of its own, not after a lost
+		// ceiling probe and two of the next size's
+		// (TestSimPathMTUCeilingLossNotCountedForNextSize).
+		d.failures = 0
+	}
 	d.probeSize, d.probePN, d.probeInFlight = size, pn, true
 	if size == d.max {
 		d.triedMax = true
@@ -248,9 +261,16 @@ func (c *connState) appendPMTUProbe(now time.Time, b []byte, size int) []byte {
 }
 
 // pmtuOnProbeAcked raises the maximum datagram size to a probe's size
-// (RFC 8899, Section 5.2: a probe acknowledged confirms the size).
-func (c *connState) pmtuOnProbeAcked(size int) {
+// (RFC 8899, Section 5.2: a probe acknowledged confirms the size) if the
+// probe (packet number pn) was sent on the current path: a probe confirms
+// the size it "successfully sent across the path" (RFC 8899, Section
+// 5.3.1), and a new path's MTU is unknown (pmtuOnNewPath)
+// (TestSimPathMTUOldPathProbeAckAfterMigration).
+func (c *connState) pmtuOnProbeAcked(size int, pn wire.PacketNumber) {
 	d := &c.pmtud
+	if pn < d.pathFirstPN {
+		return
+	}
 	d.probeInFlight, d.failures = false, 0
 	if size <= d.lo {
 		return
@@ -268,10 +288,12 @@ func (c *connState) pmtuOnProbeAcked(size int) {
 // is too big: "If the number of probes sent ... reaches MAX_PROBES, the
 // PL ... determines that the probed size is not supported" (RFC 8899,
 // Section 5.2).
-func (c *connState) pmtuOnProbeLost(size int) {
+func (c *connState) pmtuOnProbeLost(size int, pn wire.PacketNumber) {
 	d := &c.pmtud
-	if size != d.probeSize {
-		return // an earlier probe, refused by the socket (handleSendTooBig)
+	if size != d.probeSize || pn < d.pathFirstPN {
+		// An earlier probe, refused by the socket (handleSendTooBig), or
+		// one sent on an earlier path.
+		return
 	}
 	d.probeInFlight = false
 	d.failures++
@@ -379,5 +401,6 @@ func (c *connState) pmtuOnNewPath() {
 	d.triedMax = false // a new search: its ceiling first
 	d.probeInFlight, d.failures, d.next, d.lostBursts = false, 0, time.Time{}, 0
 	d.largestAckedLarge = int64(c.sent.LargestAcked(ackhandler.SpaceApplication))
+	d.pathFirstPN, _ = c.sent.NextPacketNumber(ackhandler.SpaceApplication)
 	c.setMaxDatagramSize(size)
 }
