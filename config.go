@@ -119,7 +119,9 @@ type Config struct {
 	// the connection sent 4 MB, up to 8972 with jumbo frames and 65507
 	// on loopback (within 1.5%), where the larger packets halve the CPU
 	// time per byte. Elsewhere 1452 (an Ethernet MTU less the IPv6 and
-	// UDP headers). At most 65527.
+	// UDP headers). At most 65527. Set below the default
+	// InitialPacketSize (with InitialPacketSize unset), it lowers that
+	// too, down to 1200: then no datagram is larger than MaxPacketSize.
 	MaxPacketSize int
 	// DisablePathMTUDiscovery keeps every packet at InitialPacketSize.
 	// Default false: the connection probes for larger packets once the
@@ -299,6 +301,12 @@ func (c *Config) withDefaults() *Config {
 	}
 	if d.InitialPacketSize == 0 {
 		d.InitialPacketSize = defaultInitialPacketSize
+		// A MaxPacketSize below the default initial size caps it too:
+		// no datagram is larger than MaxPacketSize (down to the 1200
+		// bytes every path must carry, RFC 9000, Section 14).
+		if d.MaxPacketSize > 0 {
+			d.InitialPacketSize = min(d.InitialPacketSize, d.MaxPacketSize)
+		}
 	}
 	d.InitialPacketSize = min(max(d.InitialPacketSize, minInitialPacketSize), maxUDPPayloadSize)
 	return &d

@@ -250,3 +250,25 @@ func TestSimPathMTULoopbackJumbo(t *testing.T) {
 	}
 	t.Logf("client: maximum datagram size %d, %d probes refused", c.maxDatagramSize, refused)
 }
+
+// A MaxPacketSize below the default initial packet size (1252) caps the
+// initial size too: no datagram either side sends, the handshake's
+// included, is larger than MaxPacketSize (hostile review of issue 28: the
+// initial size was used unchanged, so 1252-byte datagrams went out with
+// MaxPacketSize 1220).
+func TestSimMaxPacketSizeBelowInitialSize(t *testing.T) {
+	cfg := &Config{MaxPacketSize: 1220}
+	p := newSimPair(t, linkWith(func(*netsim.LinkConfig) {}), cfg, 11)
+	largest := 0
+	for _, e := range []*simEndpoint{p.client, p.server} {
+		e.dropOut = func(_ time.Time, d []byte) bool {
+			largest = max(largest, len(d))
+			return false
+		}
+	}
+	p.connect(t)
+	p.sim.RunFor(5 * time.Second) // the PMTU search ends meanwhile
+	if largest == 0 || largest > 1220 {
+		t.Fatalf("largest datagram %d bytes, want at most MaxPacketSize (1220)", largest)
+	}
+}
