@@ -37,8 +37,8 @@ type shard[T any] struct {
 	mu   sync.Mutex
 	max  int
 	free []*T
-	low  int // the fewest objects held since the last collection
-	_    [40]byte
+	low  int      // the fewest objects held since the last collection
+	_    [80]byte // 128 bytes per shard: neighbours never share a cache line
 }
 
 // maxShards bounds the shards of a list.

@@ -3,6 +3,7 @@ package freelist
 import (
 	"runtime"
 	"testing"
+	"unsafe"
 )
 
 func TestGetPutReuses(t *testing.T) {
@@ -112,4 +113,12 @@ func BenchmarkGetPutParallel(b *testing.B) {
 			l.Put(l.Get())
 		}
 	})
+}
+
+// TestShardSize checks that a shard fills whole cache-line pairs, so that
+// two processors' shards never share a line (the padding's purpose).
+func TestShardSize(t *testing.T) {
+	if n := unsafe.Sizeof(shard[int]{}); n%128 != 0 {
+		t.Fatalf("shard is %d bytes; want a multiple of 128", n)
+	}
 }
