@@ -504,8 +504,12 @@ func TestPerf(t *testing.T) {
 			if download {
 				dir = "download"
 			}
-			rs, err := medians(
-				func() (bulkResult, error) { return bulkOnce(ourImpl, download, n) },
+			oursRun := func() (bulkResult, error) { return bulkOnce(ourImpl, download, n) }
+			var vc vethCounts
+			if ns, ok := perfNet.(*netnsPair); ok {
+				oursRun = func() (bulkResult, error) { return bulkOursVeth(ns, &vc, download, n) }
+			}
+			rs, err := medians(oursRun,
 				func() (bulkResult, error) { return bulkOnce(quicGoImpl, download, n) },
 				func() (bulkResult, error) { return bulkTLSOnce(download, n) })
 			if err != nil {
@@ -518,6 +522,7 @@ func TestPerf(t *testing.T) {
 			add(row6(fmt.Sprintf("CPU per GB, %s %s, both sides (s)", dir, where),
 				fmt.Sprintf("%.2f", o.cpuPerGB.Seconds()), fmt.Sprintf("%.2f", q.cpuPerGB.Seconds()), fmt.Sprintf("%.2f", k.cpuPerGB.Seconds()),
 				ratio(o.cpuPerGB.Seconds(), q.cpuPerGB.Seconds()), ratio(o.cpuPerGB.Seconds(), k.cpuPerGB.Seconds())))
+			vethCountRows(add, dir, &vc)
 		}
 	}
 	if perfRowGroup("bulk") {
