@@ -171,21 +171,26 @@ func childCPU(ps *os.ProcessState) time.Duration {
 	return ps.UserTime() + ps.SystemTime()
 }
 
-// bulkQuinnOnce runs quinn-perf for *perfQuinnDuration on loopback, a
-// fresh server per run (its README: the server exits when a peer's
-// process ends abruptly), one bidirectional request uploading or
+// bulkQuinnOnce runs quinn-perf for *perfQuinnDuration on loopback (or,
+// with perfNet, over the veth pair), a fresh server per run (its README:
+// the server exits when a peer's process ends abruptly), one
+// bidirectional request uploading or
 // downloading more than the run can move. Throughput counts UDP payload
 // bytes (a QUIC packet's headers, frame headers and AEAD tag, about 3% at
 // 1,452 bytes, included); CPU is both processes' user and system time.
 func bulkQuinnOnce(download bool) (bulkAcked, error) {
-	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	u, err := benchSocket(true, 0) // on loopback, or the veth pair's server side
 	if err != nil {
 		return bulkAcked{}, err
 	}
 	addr := u.LocalAddr().String() // free a moment ago
 	u.Close()
+	cliAddr := "127.0.0.1:0"
+	if ns, ok := perfNet.(*netnsPair); ok {
+		cliAddr = net.JoinHostPort(ns.cliIP, "0")
+	}
 	var srvOut, cliOut bytes.Buffer // one writer each: exec writes from one goroutine
-	srv := exec.Command(*perfQuinn, "server", "--listen", addr, "--conn-stats")
+	srv := quinnCommand(context.Background(), true, "server", "--listen", addr, "--conn-stats")
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
 	if err := srv.Start(); err != nil {
 		return bulkAcked{}, err
@@ -204,8 +209,8 @@ func bulkQuinnOnce(download bool) (bulkAcked, error) {
 	secs := strconv.FormatFloat(perfQuinnDuration.Seconds(), 'f', -1, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), *perfQuinnDuration+time.Minute)
 	defer cancel()
-	cli := exec.CommandContext(ctx, *perfQuinn, "client", "--duration", secs, "--upload-size", up, "--download-size", dn,
-		"--local-addr", "127.0.0.1:0", "--conn-stats", addr)
+	cli := quinnCommand(ctx, false, "client", "--duration", secs, "--upload-size", up, "--download-size", dn,
+		"--local-addr", cliAddr, "--conn-stats", addr)
 	cli.Stdout, cli.Stderr = &cliOut, &cliOut
 	t0 := time.Now()
 	// The client ends with an error status when the duration cuts its
@@ -243,6 +248,20 @@ func bulkQuinnOnce(download bool) (bulkAcked, error) {
 		gbps:     float64(n) * 8 / el.Seconds() / 1e9,
 		cpuPerGB: time.Duration(float64(cpu) * 1e9 / float64(n)),
 	}, acks}, nil
+}
+
+// quinnCommand is quinn-perf with args, run on loopback or, with perfNet,
+// in the veth pair's server or client namespace (ip netns exec execs it,
+// so the process and its CPU time are quinn-perf's).
+func quinnCommand(ctx context.Context, server bool, args ...string) *exec.Cmd {
+	if ns, ok := perfNet.(*netnsPair); ok {
+		name := ns.cliNS
+		if server {
+			name = ns.srvNS
+		}
+		return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", name, *perfQuinn}, args...)...)
+	}
+	return exec.CommandContext(ctx, *perfQuinn, args...)
 }
 
 // mediansAcked is medians for bulkAcked figures: each of fs runs

@@ -498,30 +498,55 @@ func TestPerf(t *testing.T) {
 		t.Logf("%s: ours %s, quic-go %s, TLS/TCP %s", r.name, r.ours, r.quicGo, r.tlsv)
 	}
 	n := *perfBytes
-	bulkRows := func(where string) {
+	bulkRows := func(where string, withQuinn bool) {
 		for _, download := range []bool{false, true} {
 			dir := "upload"
 			if download {
 				dir = "download"
 			}
-			rs, err := medians(
-				func() (bulkResult, error) { return bulkOnce(ourImpl, download, n) },
+			oursRun := func() (bulkResult, error) { return bulkOnce(ourImpl, download, n) }
+			var vc vethCounts
+			if ns, ok := perfNet.(*netnsPair); ok {
+				oursRun = func() (bulkResult, error) { return bulkOursVeth(ns, &vc, download, n) }
+			}
+			fs := []func() (bulkResult, error){oursRun,
 				func() (bulkResult, error) { return bulkOnce(quicGoImpl, download, n) },
-				func() (bulkResult, error) { return bulkTLSOnce(download, n) })
+				func() (bulkResult, error) { return bulkTLSOnce(download, n) }}
+			if withQuinn {
+				// On the veth pair every stack's packets are MTU-sized, as
+				// quinn-perf's are everywhere: its figures belong here.
+				fs = append(fs, func() (bulkResult, error) {
+					r, err := bulkQuinnOnce(download)
+					return r.bulkResult, err
+				})
+			}
+			rs, err := medians(fs...)
 			if err != nil {
-				t.Fatalf("bulk %s %s (0: ours, 1: quic-go, 2: TLS): %v", where, dir, err)
+				t.Fatalf("bulk %s %s (0: ours, 1: quic-go, 2: TLS, 3: quinn-perf): %v", where, dir, err)
 			}
 			o, q, k := rs[0], rs[1], rs[2]
-			add(row6(fmt.Sprintf("Bulk %s, %s (Gbit/s)", dir, where),
-				fmt.Sprintf("%.2f", o.gbps), fmt.Sprintf("%.2f", q.gbps), fmt.Sprintf("%.2f", k.gbps),
-				ratio(o.gbps, q.gbps), ratio(o.gbps, k.gbps)))
-			add(row6(fmt.Sprintf("CPU per GB, %s %s, both sides (s)", dir, where),
-				fmt.Sprintf("%.2f", o.cpuPerGB.Seconds()), fmt.Sprintf("%.2f", q.cpuPerGB.Seconds()), fmt.Sprintf("%.2f", k.cpuPerGB.Seconds()),
-				ratio(o.cpuPerGB.Seconds(), q.cpuPerGB.Seconds()), ratio(o.cpuPerGB.Seconds(), k.cpuPerGB.Seconds())))
+			var qn bulkResult
+			if withQuinn {
+				qn = rs[3]
+			}
+			f2 := func(v float64) string {
+				if v == 0 {
+					return "—"
+				}
+				return fmt.Sprintf("%.2f", v)
+			}
+			add(perfRow{name: fmt.Sprintf("Bulk %s, %s (Gbit/s)", dir, where),
+				ours: f2(o.gbps), quicGo: f2(q.gbps), quinn: f2(qn.gbps), tlsv: f2(k.gbps),
+				vsQuicGo: ratio(o.gbps, q.gbps), vsQuinn: ratio(o.gbps, qn.gbps), vsTLS: ratio(o.gbps, k.gbps)})
+			add(perfRow{name: fmt.Sprintf("CPU per GB, %s %s, both sides (s)", dir, where),
+				ours: f2(o.cpuPerGB.Seconds()), quicGo: f2(q.cpuPerGB.Seconds()), quinn: f2(qn.cpuPerGB.Seconds()), tlsv: f2(k.cpuPerGB.Seconds()),
+				vsQuicGo: ratio(o.cpuPerGB.Seconds(), q.cpuPerGB.Seconds()), vsQuinn: ratio(o.cpuPerGB.Seconds(), qn.cpuPerGB.Seconds()),
+				vsTLS: ratio(o.cpuPerGB.Seconds(), k.cpuPerGB.Seconds())})
+			vethCountRows(add, dir, &vc)
 		}
 	}
 	if perfRowGroup("bulk") {
-		bulkRows("loopback")
+		bulkRows("loopback", false)
 	}
 	if perfRowGroup("1452") {
 		perf1452Rows(t, add)
@@ -536,7 +561,14 @@ func TestPerf(t *testing.T) {
 		t.Logf("veth: skipped, cannot create network namespaces: %v", err)
 	} else {
 		perfNet = ns
-		bulkRows("veth MTU 1500")
+		if *perfQuinn == "" {
+			*perfQuinn = findQuinnPerf()
+		}
+		_, err := os.Stat(*perfQuinn)
+		if err != nil {
+			t.Logf("quinn-perf on the veth pair: skipped, %v", err)
+		}
+		bulkRows("veth MTU 1500", err == nil)
 		perfNet = nil
 		ns.close()
 	}
