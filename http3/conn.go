@@ -45,6 +45,10 @@ type connection struct {
 	secBuf    []byte        // scratch for an encoded field section, qmu held
 	encW      *streamWriter // the encoder stream's bytes
 	decW      *streamWriter // the decoder stream's bytes
+	// ackT flushes the Section Acknowledgments decodeSection held back
+	// (ackHoldMax after the first); ackArmed says it is set. qmu held.
+	ackT      *time.Timer
+	ackArmed  bool
 	encStream *quic.SendStream
 	decStream *quic.SendStream
 
@@ -307,8 +311,13 @@ func (c *connection) decodeSection(ctx context.Context, id quic.StreamID, block 
 			fields, err = c.dec.DecodeFieldSection(uint64(id), block, dst)
 		}
 		// The Section Acknowledgment (RFC 9204, Section 4.4.1) goes out
-		// from this goroutine, not the writer's.
-		c.insBuf = c.dec.AppendDecoderStream(c.insBuf[:0])
+		// from this goroutine, not the writer's; up to ackBatch of them
+		// are held back (holdAcks).
+		var held int
+		c.insBuf, held = c.dec.AppendDecoderStreamBatched(c.insBuf[:0], ackBatch)
+		if held > 0 {
+			c.holdAcks()
+		}
 		_, werr := c.decW.add(c.insBuf)
 		update := c.decUpdate
 		c.qmu.Unlock()
@@ -448,6 +457,41 @@ func (c *connection) flushEncoderStream() error {
 	c.insBuf = c.enc.AppendEncoderStream(c.insBuf[:0])
 	_, err := c.encW.queue(c.insBuf)
 	return err
+}
+
+// ackBatch and ackHoldMax bound the Section Acknowledgments decodeSection
+// holds back: at most ackBatch-1 of them, for at most ackHoldMax. Each one
+// sent alone costs the peer a read of its decoder stream (a goroutine
+// wakeup per request with one request in flight, issue 28); held, they go
+// out together. They delay only the peer encoder's release of the entries
+// those sections reference: insertions are acknowledged at once
+// (qpack.Decoder.AppendDecoderStreamBatched).
+const (
+	ackBatch   = 16
+	ackHoldMax = 50 * time.Millisecond
+)
+
+// holdAcks arms the timer that flushes held Section Acknowledgments.
+// c.qmu held.
+func (c *connection) holdAcks() {
+	if c.ackArmed {
+		return
+	}
+	c.ackArmed = true
+	if c.ackT == nil {
+		c.ackT = time.AfterFunc(ackHoldMax, c.flushHeldAcks)
+		return
+	}
+	c.ackT.Reset(ackHoldMax)
+}
+
+// flushHeldAcks queues the Section Acknowledgments held back, for the
+// decoder stream's writer.
+func (c *connection) flushHeldAcks() {
+	c.qmu.Lock()
+	c.ackArmed = false
+	c.flushDecoderStream()
+	c.qmu.Unlock()
 }
 
 // flushDecoderStream queues the pending decoder instructions for the

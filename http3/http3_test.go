@@ -398,6 +398,42 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
+// TestShutdownResponseWrittenNotRead: a request stops counting for
+// Shutdown when its handler returns (the worker no longer waits for the
+// response's acknowledgement, issue 28); the graceful close must still
+// deliver a response the handler wrote in full but the client has not
+// read yet: Conn.WaitAcked in closeAfterGoaway covers it.
+func TestShutdownResponseWrittenNotRead(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 16<<10) // 256 KiB
+	returned := make(chan struct{}, 1)
+	e := newTestEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body)
+		if r.URL.Path == "/big" {
+			defer func() { returned <- struct{}{} }()
+		}
+	}))
+	e.get(t, "/first")
+	resp, err := e.client.Get(e.url + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-returned
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- e.srv.Shutdown(ctx)
+	}()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("read %d of %d bytes, %v", len(got), len(body), err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
 func TestShutdownGoaway(t *testing.T) {
 	started := make(chan struct{})
 	release := make(chan struct{})

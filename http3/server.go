@@ -452,8 +452,8 @@ func (sc *serverConn) serve() {
 	}
 }
 
-// requestDone uncounts a request whose stream is finished (or that had
-// five seconds since its handler returned for that).
+// requestDone uncounts a request whose handler returned. Its response may
+// still be in flight: closeAfterGoaway waits for the acknowledgements.
 func (sc *serverConn) requestDone() {
 	sc.mu.Lock()
 	sc.active--

@@ -11,10 +11,6 @@ const (
 	// workerIdle is how long a handler goroutine waits for another
 	// request before it exits.
 	workerIdle = 10 * time.Second
-	// streamDrainWait bounds how long a request keeps counting for
-	// Shutdown after its handler returned, waiting for its stream to
-	// finish (the response acknowledged).
-	streamDrainWait = 5 * time.Second
 )
 
 // job is a request stream to serve.
@@ -59,17 +55,14 @@ func (p *workerPool) run(j job) {
 }
 
 func (p *workerPool) worker(j job) {
-	t := time.NewTimer(streamDrainWait)
+	t := time.NewTimer(workerIdle)
 	defer t.Stop()
 	for {
 		j.sc.handleRequest(j.str)
-		// Keep counting the stream until its data is acknowledged, so
-		// that a graceful close does not cut the response.
-		t.Reset(streamDrainWait)
-		select {
-		case <-j.str.Context().Done():
-		case <-t.C:
-		}
+		// The request stops counting once its handler returned: a
+		// graceful close waits for the responses' acknowledgements with
+		// Conn.WaitAcked (closeAfterGoaway), so the worker need not wait
+		// for them (which cost a wakeup per request, issue 28).
 		j.sc.requestDone()
 		j = job{}
 		t.Reset(workerIdle)

@@ -97,7 +97,13 @@ type Decoder struct {
 	unblocked []uint64
 	out       []byte // decoder instructions not yet taken by the caller
 	partial   []byte // an incomplete encoder instruction
-	err       error  // the encoder stream failed; sticky
+	// outAcks counts the Section Acknowledgments in out; outUrgent is
+	// set when out holds an instruction AppendDecoderStreamBatched does
+	// not hold back (a Stream Cancellation, or a Section Acknowledgment
+	// that raised knownReceived).
+	outAcks   int
+	outUrgent bool
+	err       error // the encoder stream failed; sticky
 
 	// Scratch space for DecodeFieldSection: literal bytes and where they
 	// belong.
@@ -158,11 +164,33 @@ func NewDecoder(cfg DecoderConfig) *Decoder {
 func (d *Decoder) AppendDecoderStream(b []byte) []byte {
 	b = append(b, d.out...)
 	d.out = d.out[:0]
+	d.outAcks, d.outUrgent = 0, false
 	if ic := d.table.insertCount(); ic > d.knownReceived {
 		b = appendInt(b, 6, 0x00, ic-d.knownReceived)
 		d.knownReceived = ic
 	}
 	return b
+}
+
+// AppendDecoderStreamBatched is AppendDecoderStream, except that it holds
+// back Section Acknowledgments that tell the encoder nothing it needs at
+// once: while the pending instructions are only fewer than maxAcks such
+// acknowledgments, none of which raises the encoder's Known Received
+// Count, and no Insert Count Increment is due, it appends nothing and
+// returns b and the number held. RFC 9204 sets no deadline for a Section
+// Acknowledgment (Section 4.4.1); what a late one delays is only the
+// encoder's release of the entries the sections reference (Section
+// 2.1.1), while every insertion is acknowledged at once (by an
+// acknowledgment that raises the Known Received Count, or an Insert Count
+// Increment), so no later field section of the encoder's blocks longer.
+// The instructions held go out, in their order, with the next call that
+// appends anything, or with AppendDecoderStream. The caller bounds how long
+// they wait (the HTTP/3 connection flushes them within ackHoldMax).
+func (d *Decoder) AppendDecoderStreamBatched(b []byte, maxAcks int) ([]byte, int) {
+	if !d.outUrgent && d.outAcks < maxAcks && d.table.insertCount() <= d.knownReceived {
+		return b, d.outAcks
+	}
+	return d.AppendDecoderStream(b), 0
 }
 
 // CancelStream abandons the field sections of a stream, for example when
@@ -177,6 +205,7 @@ func (d *Decoder) CancelStream(streamID uint64) {
 	d.unblock(streamID)
 	if d.maxCap > 0 {
 		d.out = appendInt(d.out, 6, 0x40, streamID)
+		d.outUrgent = true
 	}
 }
 
@@ -295,8 +324,10 @@ func (d *Decoder) DecodeFieldSection(streamID uint64, b []byte, dst []HeaderFiel
 		// Required Insert Count is not zero, the decoder emits a Section
 		// Acknowledgment instruction." (Section 4.4.1)
 		d.out = appendInt(d.out, 7, 0x80, streamID)
+		d.outAcks++
 		if ric > d.knownReceived {
 			d.knownReceived = ric
+			d.outUrgent = true
 		}
 	}
 	if err != nil {

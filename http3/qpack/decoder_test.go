@@ -412,3 +412,78 @@ func TestDecoderChecksDynamicEntriesOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderBatchedAcks: AppendDecoderStreamBatched holds back Section
+// Acknowledgments of sections that reference only entries the encoder
+// knows were received, fewer than maxAcks of them, and sends at once an
+// Insert Count Increment, an acknowledgment that raises the Known Received
+// Count and a Stream Cancellation, with everything held before it in
+// order (issue 28: one decoder-stream read per request less for the peer).
+func TestDecoderBatchedAcks(t *testing.T) {
+	p := newPair(t, 4096, 0)
+	deliver := func(b []byte) {
+		t.Helper()
+		if err := p.enc.HandleDecoderStream(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The insertions are acknowledged at once (Insert Count Increment);
+	// the fields that repeat are inserted on their second sighting.
+	for _, id := range []uint64{0, 4} {
+		p.roundTrip(id, typicalRequest, false)
+		b, held := p.dec.AppendDecoderStreamBatched(nil, 4)
+		if len(b) == 0 || held != 0 {
+			t.Fatalf("stream %d, after insertions: %x, %d held; want the increment sent", id, b, held)
+		}
+		deliver(b)
+	}
+	for i, id := range []uint64{8, 12, 16} {
+		sec := p.roundTrip(id, typicalRequest, false)
+		if sec[0] == 0 {
+			t.Fatalf("stream %d: section references no dynamic entry", id)
+		}
+		b, held := p.dec.AppendDecoderStreamBatched(nil, 4)
+		if len(b) != 0 || held != i+1 {
+			t.Fatalf("stream %d: %x, %d held; want nothing sent, %d held", id, b, held, i+1)
+		}
+	}
+	p.roundTrip(20, typicalRequest, false)
+	b, held := p.dec.AppendDecoderStreamBatched(nil, 4)
+	if want := []byte{0x88, 0x8c, 0x90, 0x94}; !bytes.Equal(b, want) || held != 0 {
+		t.Fatalf("fourth acknowledgment: %x, %d held; want %x", b, held, want)
+	}
+	deliver(b)
+	if b := p.dec.AppendDecoderStream(nil); len(b) != 0 {
+		t.Fatalf("%x left after the batch", b)
+	}
+	// A Stream Cancellation goes out at once, after the acknowledgment held.
+	p.roundTrip(24, typicalRequest, false)
+	if b, held := p.dec.AppendDecoderStreamBatched(nil, 4); len(b) != 0 || held != 1 {
+		t.Fatalf("stream 24: %x, %d held", b, held)
+	}
+	p.dec.CancelStream(28)
+	b, _ = p.dec.AppendDecoderStreamBatched(nil, 4)
+	if want := []byte{0x98, 0x5c}; !bytes.Equal(b, want) {
+		t.Fatalf("cancellation: %x, want %x", b, want)
+	}
+	deliver(b)
+
+	// A section that references an entry the encoder does not know was
+	// received is acknowledged at once: the acknowledgment raises the
+	// Known Received Count (Section 4.4.1), on which the encoder's
+	// blocked-stream limit depends.
+	q := newPair(t, 4096, 1)
+	sec := q.enc.EncodeFieldSection(nil, 0, []HeaderField{{Name: "user-agent", Value: "x"}})
+	if err := q.dec.HandleEncoderStream(q.enc.AppendEncoderStream(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if sec[0] == 0 {
+		t.Fatal("section references no dynamic entry")
+	}
+	if _, err := q.dec.DecodeFieldSection(0, sec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, held := q.dec.AppendDecoderStreamBatched(nil, 4); !bytes.Equal(b, []byte{0x80}) || held != 0 {
+		t.Fatalf("acknowledgment raising the Known Received Count: %x, %d held; want 80", b, held)
+	}
+}

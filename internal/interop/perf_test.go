@@ -46,7 +46,7 @@ var (
 	perfRuns  = flag.Int("perf.runs", 3, "bulk transfer runs per figure (the median is reported)")
 	perfTime  = flag.Duration("perf.time", 3*time.Second, "duration of the handshake measurement")
 	perfIdle  = flag.Bool("perf.idle", true, "measure idle connections (takes a minute)")
-	perfRows  = flag.String("perf.rows", "", "comma-separated groups of TestPerf rows to run (bulk, 1452, veth, handshakes, ttfb, idle); empty: all")
+	perfRows  = flag.String("perf.rows", "", "comma-separated groups of TestPerf rows to run (bulk, 1452, veth, handshakes, ttfb, idle; gets: only the one-in-flight GET rows of 1452); empty: all")
 )
 
 // perfRowGroup reports whether TestPerf runs the group of rows g (-perf.rows).
@@ -525,6 +525,8 @@ func TestPerf(t *testing.T) {
 	}
 	if perfRowGroup("1452") {
 		perf1452Rows(t, add)
+	} else if perfRowGroup("gets") {
+		perfGetRows(t, add)
 	}
 
 	if !perfRowGroup("veth") {
