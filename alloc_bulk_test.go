@@ -3,6 +3,7 @@ package quic
 import (
 	"context"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 )
@@ -21,6 +22,7 @@ func newBulkPair(t testing.TB, cfg *Config) *bulkPair {
 	p := &bulkPair{connPair: newConnPair(t, connPairOpts{Config: cfg}), received: make(chan int64, 1024)}
 	server := p.server
 	go func() {
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("side", "server")))
 		s, err := server.AcceptStream(context.Background())
 		if err != nil {
 			return
@@ -145,6 +147,10 @@ func BenchmarkBulkTransferUDP1452(b *testing.B) {
 
 func benchmarkBulkTransfer(b *testing.B, cfg *Config) {
 	p := newBulkPair(b, cfg)
+	// The writer is the client's side in a profile split by side (see
+	// newConnPair).
+	defer pprof.SetGoroutineLabels(context.Background())
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("side", "client")))
 	chunk := make([]byte, 64<<10)
 	const n = 16 << 20
 	b.SetBytes(n)

@@ -143,6 +143,13 @@ type localConnIDs struct {
 	nextSeq     uint64 // sequence number of the next ID issued
 	highestSent uint64 // highest sequence number sent to the peer
 	rpt         uint64 // Retire Prior To of frames sent from now on
+
+	// mayPend is false only when no entry of ids is connIDLocalPending:
+	// every change to that state sets it (onRouted, onFrameLost; entries
+	// are added in other states), and nextFrame clears it when it finds
+	// none. nextFrame runs for each packet sent, and its scan of ids was
+	// 2% of a bulk sender's CPU at 1,452-byte packets (issue 28).
+	mayPend bool
 }
 
 // init issues the handshake connection ID, sequence number 0: "The initial connection ID issued by an endpoint is sent in the Source
@@ -424,7 +431,7 @@ func (s *localConnIDs) retirePriorTo(seq uint64) (bool, error) {
 }
 
 // nextFrame returns the NEW_CONNECTION_ID frame to send next, lowest
-// sequence number first, and whether there is one; it changes nothing. The
+// sequence number first, and whether there is one; it changes no entry. The
 // caller that puts the frame in a packet calls frameSent with its sequence
 // number. A frame sent again after a loss has the same content: "New
 // connection IDs are sent in NEW_CONNECTION_ID frames and retransmitted if
@@ -432,6 +439,9 @@ func (s *localConnIDs) retirePriorTo(seq uint64) (bool, error) {
 // this frame carry the same sequence number value." (RFC 9000,
 // Section 13.3). Its Retire Prior To is the value when it was first sent.
 func (s *localConnIDs) nextFrame() (wire.NewConnectionIDFrame, bool) {
+	if !s.mayPend {
+		return wire.NewConnectionIDFrame{}, false
+	}
 	for i := range s.ids {
 		e := &s.ids[i]
 		if e.state != connIDLocalPending {
@@ -448,6 +458,7 @@ func (s *localConnIDs) nextFrame() (wire.NewConnectionIDFrame, bool) {
 			StatelessResetToken: e.token,
 		}, true
 	}
+	s.mayPend = false
 	return wire.NewConnectionIDFrame{}, false
 }
 
@@ -502,6 +513,7 @@ func (s *localConnIDs) onFrameAcked(seq uint64) {
 func (s *localConnIDs) onFrameLost(seq uint64) {
 	if i := s.findSeq(seq); i >= 0 && s.ids[i].state == connIDLocalInFlight {
 		s.ids[i].state = connIDLocalPending
+		s.mayPend = true
 	}
 }
 
@@ -565,6 +577,7 @@ func (s *localConnIDs) onRouted(seq uint64, cid ConnectionID, routed bool) error
 	}
 	if routed {
 		e.state = connIDLocalPending
+		s.mayPend = true
 		return nil
 	}
 	e.tries++

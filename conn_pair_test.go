@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"runtime/pprof"
 	"testing"
 	"time"
 )
@@ -103,6 +104,12 @@ func newConnPair(t testing.TB, o connPairOpts) *connPair {
 	if o.Early {
 		listen = p.serverT.ListenEarly
 	}
+	// Each side's goroutines (read loop, connection loop) carry a
+	// profiler label, side=server or side=client, so that a CPU
+	// profile of a benchmark splits by side (go tool pprof -tagfocus).
+	// Goroutines inherit the labels of the one that starts them.
+	defer pprof.SetGoroutineLabels(context.Background())
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("side", "server")))
 	if p.listener, err = listen(p.stls, server); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +120,7 @@ func newConnPair(t testing.TB, o connPairOpts) *connPair {
 	if client == nil {
 		client = o.Config
 	}
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("side", "client")))
 	p.client, p.server = p.dial(t, client)
 	return p
 }

@@ -100,8 +100,18 @@ func (r *rateRing) release() {
 }
 
 // find returns the position of the live entry with the given send time and
-// packet number, or -1.
+// packet number, or -1. ACKs report packets in ascending order and
+// acknowledged entries are popped from the front, so in a steady transfer
+// the packet is the front entry: that is checked first, before the binary
+// search (which took 3% of a bulk sender's CPU at 1,452-byte packets,
+// issue 28).
 func (r *rateRing) find(sendTime, pn int64) int {
+	if r.n == 0 {
+		return -1
+	}
+	if p := r.at(0); p.sendTime == sendTime && p.pn == pn && !p.done {
+		return 0
+	}
 	lo, hi := 0, r.n
 	for lo < hi { // first position with sendTime >= the one searched
 		mid := int(uint(lo+hi) >> 1)
