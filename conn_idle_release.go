@@ -26,6 +26,9 @@ const idleReleaseDelay = time.Second
 
 // markActive records that a datagram was received or sent at now.
 func (c *connState) markActive(now time.Time) {
+	if now.Before(c.lastActivity) {
+		c.idleReleaseLow = time.Time{} // a bound only while time goes forward
+	}
 	c.lastActivity = now
 	c.idleReleased = false
 }
@@ -45,6 +48,28 @@ func (c *connState) idleReleaseDeadline() time.Time {
 		d = k
 	}
 	return d
+}
+
+// idleReleaseBefore returns idleReleaseDeadline if it may be earlier than
+// d (or d is zero), else the zero time, which does not change the
+// earliest of the two. It is nextDeadline's per-packet check: the time
+// arithmetic of the exact deadline is done only when the lower bound
+// idleReleaseLow (the last activity it saw plus idleReleaseDelay, at most
+// the exact deadline because lastActivity only grows and the delay is at
+// least idleReleaseDelay) is not after d; in a busy connection, about
+// once per idleReleaseDelay.
+func (c *connState) idleReleaseBefore(d time.Time) time.Time {
+	if c.idleReleased || c.closeState != stateActive || !c.handshakeConfirmed || c.oneRTT == nil || c.lastActivity.IsZero() {
+		return time.Time{}
+	}
+	if !d.IsZero() && !c.idleReleaseLow.IsZero() && c.idleReleaseLow.After(d) {
+		return time.Time{}
+	}
+	c.idleReleaseLow = c.lastActivity.Add(idleReleaseDelay)
+	if !d.IsZero() && c.idleReleaseLow.After(d) {
+		return time.Time{}
+	}
+	return c.idleReleaseDeadline()
 }
 
 // releaseIdle releases what the connection can make again on its next

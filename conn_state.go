@@ -131,8 +131,12 @@ type connState struct {
 	// for long enough, the connection releases memory (conn_idle_release.go) and
 	// sets idleReleased.
 	lastActivity time.Time
-	pingToSend   bool
-	idleReleased bool
+	// idleReleaseLow is a lower bound of idleReleaseDeadline while the
+	// connection may release (zero: none known), which spares
+	// nextDeadline the time arithmetic per packet (conn_idle_release.go).
+	idleReleaseLow time.Time
+	pingToSend     bool
+	idleReleased   bool
 	// idleRestartOnSend: a packet was received and processed since the
 	// last ack-eliciting packet sent, which restarts the idle timer when
 	// it goes (RFC 9000, Section 10.1).

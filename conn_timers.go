@@ -32,9 +32,11 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 		return time.Time{}
 	}
 	earliest(c.sent.LossDetectionDeadline())
+	// While the path is blocked nothing can be sent before the peer
+	// sends more: no ACK is due.
 	for s := range c.spaces {
-		if c.pathBlocked() {
-			break // nothing can be sent before the peer sends more
+		if s == 0 && c.pathBlocked() {
+			break
 		}
 		// A server that received 0-RTT packets cannot acknowledge them
 		// before it has 1-RTT keys: the ACK waits for the keys, not for a
@@ -50,7 +52,6 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 	earliest(c.pathProbeDeadline())
 	earliest(c.pathDeadline())
 	earliest(c.pmtuDeadline())
-	earliest(c.idleReleaseDeadline())
 	earliest(c.zeroRTTDiscard)
 	if c.oneRTT != nil {
 		earliest(c.oneRTT.NextDeadline())
@@ -61,6 +62,8 @@ func (c *connState) nextDeadline(now time.Time) time.Time {
 			earliest(t)
 		}
 	}
+	// Last: it is computed only when it may be the earliest.
+	earliest(c.idleReleaseBefore(d))
 	return d
 }
 
