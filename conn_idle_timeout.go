@@ -42,8 +42,8 @@ func (c *connState) resetIdleTimer(now time.Time) {
 // packets in flight." (RFC 9000, Section 4.1) Otherwise a reader pausing
 // for longer than the idle timeout would lose the connection.
 func (c *connState) keepAliveDeadline() time.Time {
-	if !c.handshakeComplete || c.pingToSend {
-		return time.Time{}
+	if !c.handshakeComplete || c.pingToSend || c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication) {
+		return time.Time{} // with ack-eliciting packets in flight, the PTO keeps the peer informed
 	}
 	period := c.config.KeepAlivePeriod
 	if c.idleTimeout > 0 {
@@ -55,11 +55,7 @@ func (c *connState) keepAliveDeadline() time.Time {
 	if period <= 0 {
 		return time.Time{}
 	}
-	last := c.lastAckEliciting
-	if c.sent.HasAckElicitingInFlight(ackhandler.SpaceApplication) {
-		return time.Time{} // the PTO keeps the peer informed
-	}
-	return last.Add(period)
+	return c.lastAckEliciting.Add(period)
 }
 
 // flowControlBlocked reports whether stream data waits while nothing
