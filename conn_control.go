@@ -85,8 +85,15 @@ func (c *connState) appendControlFrames(now time.Time, b []byte, end int) []byte
 			c.sent.AddFrame(s, ackhandler.FrameRecord{Type: wire.FrameTypeDataBlocked, Offset: limit})
 		}
 	}
-	b = c.appendConnIDFrames(b, end)
-	b = c.appendAckFrequencyFrame(b, end)
+	// Each kind is asked whether it has frames before it builds them: a
+	// packet of a bulk transfer usually has none, and the tests cost a
+	// fraction of the appends.
+	if c.connIDFramesPending() {
+		b = c.appendConnIDFrames(b, end)
+	}
+	if c.ackFreq.toSend {
+		b = c.appendAckFrequencyFrame(b, end)
+	}
 	return c.streams.appendControlFrames(now, b, end)
 }
 

@@ -113,7 +113,7 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 	// Section 14.1). The last packet of such a datagram carries the
 	// PADDING.
 	padDatagram := false
-	for s := ackhandler.SpaceInitial; s <= ackhandler.SpaceApplication; s++ {
+	for s := c.firstLiveSpace(); s <= ackhandler.SpaceApplication; s++ {
 		room := limit - len(b)
 		if room < minPacketRoom {
 			break
@@ -158,6 +158,18 @@ func (c *connState) pollTransmit(now time.Time, buf []byte) []byte {
 	c.bytesSent += uint64(len(b))
 	active.sent += uint64(len(b))
 	return b
+}
+
+// firstLiveSpace returns the first packet number space not discarded:
+// once the handshake is over, the application space, so that a packet of
+// the steady state does not ask the discarded Initial and Handshake spaces
+// whether they want to send (wantsToSend reports false for them).
+func (c *connState) firstLiveSpace() ackhandler.Space {
+	s := ackhandler.SpaceInitial
+	for s < ackhandler.SpaceApplication && c.spaces[s].discarded {
+		s++
+	}
+	return s
 }
 
 // wantsToSend reports whether space s has an ACK due or frames to send.
@@ -437,8 +449,10 @@ func (c *connState) hasDataToSend(s ackhandler.Space, pt wire.PacketType, mode s
 	if s != ackhandler.SpaceApplication {
 		return false
 	}
-	return c.handshakeDoneToSend || c.pingToSend || c.controlFramesPending() || c.datagrams.hasSend() ||
-		(pt == wire.PacketType1RTT || pt == wire.PacketType0RTT) && c.streams.hasDataToSend()
+	// The stream data test first: in a bulk transfer it is the one that
+	// holds, and it is cheaper than controlFramesPending.
+	return (pt == wire.PacketType1RTT || pt == wire.PacketType0RTT) && c.streams.hasDataToSend() ||
+		c.handshakeDoneToSend || c.pingToSend || c.controlFramesPending() || c.datagrams.hasSend()
 }
 
 // appendFrames appends everything but ACK that space s has to send, up to

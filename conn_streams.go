@@ -958,6 +958,7 @@ func (m *streamsMap) retire(s *stream) {
 	retired := false
 	defer func() { // after m.mu is released: the tracer may write a file
 		if retired {
+			s.cancelContext() // "Context is cancelled when the stream is finished in both directions"; takes s.mu
 			m.rememberFinalSize(s)
 			// Both buffers are empty now; the application may keep the
 			// Stream for a while, but not their chunk tables.
@@ -980,7 +981,6 @@ func (m *streamsMap) retire(s *stream) {
 	m.unpark(s)
 	m.unschedule(s)
 	retired = true
-	s.cancel() // "Context is cancelled when the stream is finished in both directions"
 	if s.id.Initiator() != m.role {
 		if s.id.IsBidi() {
 			m.peerClosedBidi++
@@ -1013,9 +1013,9 @@ func (m *streamsMap) closeAll(err error) {
 	}
 }
 
-// newStreamReceiver makes a stream's receive-side flow control.
-func (c *connState) newStreamReceiver() *flowcontrol.StreamReceiver {
-	return flowcontrol.NewStreamReceiver(flowcontrol.ReceiveConfig{
+// initStreamReceiver sets up a stream's receive-side flow control in r.
+func (c *connState) initStreamReceiver(r *flowcontrol.StreamReceiver) {
+	r.Init(flowcontrol.ReceiveConfig{
 		InitialWindow: c.config.InitialStreamReceiveWindow, MaxWindow: c.config.MaxStreamReceiveWindow,
 	}, c.connRecv)
 }

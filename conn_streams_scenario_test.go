@@ -130,7 +130,7 @@ func (st *streamTest) retired() {
 		return false
 	})
 	for _, s := range []*stream{st.cs, st.ss} {
-		if s.ctx.Err() == nil {
+		if s.context().Err() == nil {
 			st.t.Errorf("stream %d: Context not cancelled after both directions finished", id)
 		}
 	}

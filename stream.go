@@ -38,10 +38,15 @@ import (
 // or Write waits on readCh or writeCh (one pending signal each) with mu
 // released.
 type stream struct {
-	id     wire.StreamID
-	m      *streamsMap
-	ctx    context.Context
-	cancel context.CancelFunc
+	id wire.StreamID
+	m  *streamsMap
+	// ctx is made on the first call of context (most streams' Contexts
+	// are never asked for: a client's request streams); finished records
+	// that it is cancelled, or is to be made cancelled. Both are guarded
+	// by mu.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	finished bool
 
 	// inAttention and accepted are guarded by m.mu, not mu; inSendable,
 	// ctlPending, creditWait and parkedAt are the connection goroutine's.
@@ -75,7 +80,7 @@ type stream struct {
 	// Receiving part (RFC 9000, Section 3.2).
 	hasRecv       bool
 	recv          recvBuffer
-	recvFC        *flowcontrol.StreamReceiver
+	recvFC        flowcontrol.StreamReceiver
 	resetRecvd    bool // RESET_STREAM arrived
 	resetRecvCode uint64
 	readCanceled  bool // CancelRead was called
@@ -119,14 +124,13 @@ type stream struct {
 
 func newStream(m *streamsMap, id wire.StreamID) *stream {
 	s := &stream{id: id, m: m, readCh: make(chan struct{}, 1), writeCh: make(chan struct{}, 1)}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	local := id.Initiator() == m.role
 	s.hasSend = id.IsBidi() || local
 	s.hasRecv = id.IsBidi() || !local
 	c := m.c
 	if s.hasRecv {
 		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow))
-		s.recvFC = c.newStreamReceiver()
+		c.initStreamReceiver(&s.recvFC)
 	}
 	if s.hasSend {
 		s.send = newSendBuffer(defaultMaxStreamSendBuffered)
@@ -464,7 +468,43 @@ func (s *stream) closeWithConnError(err error) {
 	s.mu.Unlock()
 	notify(s.readCh)
 	notify(s.writeCh)
-	s.cancel()
+	s.cancelContext()
+}
+
+// context returns the stream's context, made on the first call. Any
+// goroutine may call it.
+func (s *stream) context() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		// Finished in both directions, and not retired yet: readNow
+		// did not wake the goroutine for it (retireWakes).
+		if s.finished || s.isDone() {
+			s.cancel()
+		}
+	}
+	return s.ctx
+}
+
+// retireWakes reports whether the stream's retirement, once it is done,
+// is worth a wakeup of the connection goroutine: someone holds its
+// Context, or the peer opened it and gets credit for a new stream
+// (MAX_STREAMS). s.mu must be held.
+func (s *stream) retireWakes() bool {
+	return s.ctx != nil || s.id.Initiator() != s.m.role
+}
+
+// cancelContext cancels the stream's context, now if it was made, else
+// when it is. Any goroutine may call it; s.mu must not be held.
+func (s *stream) cancelContext() {
+	s.mu.Lock()
+	s.finished = true
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // --- Application side ---
@@ -544,9 +584,14 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	// the peer credit for a new stream if it opened it); otherwise the
 	// stream, queued below, is seen when the goroutine next runs, and the
 	// acknowledgment that ends the sending part retires it. So a request
-	// read to its end (a FIN with the data) wakes nobody (issue 28).
+	// read to its end (a FIN with the data) wakes nobody (issue 28). Nor
+	// does a response read to its end on a stream this endpoint opened
+	// whose Context nobody asked for: its retirement gives the peer
+	// nothing, and a Context asked for later is made done (context); the
+	// stream retires when the goroutine next runs, at the latest for the
+	// acknowledgment the response's packet is owed.
 	_, finalKnown := s.recvFC.FinalSize()
-	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.isDone() ||
+	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.isDone() && s.retireWakes() ||
 		n > 0 && (s.recv.readable() == 0 && !finalKnown && s.recvFC.Highest() >= s.recvFC.Limit() || s.readConsumed >= s.recvFC.Window()/4 ||
 			s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
@@ -666,11 +711,16 @@ func (s *stream) closeWrite() error {
 		return nil
 	}
 	s.finQueued = true
+	// As in write: data still waiting to be sent keeps the stream queued
+	// for sending, and the FIN goes with its last frame; the goroutine
+	// needs no wakeup (issue 28: a Write and CloseWrite in a row, a
+	// request or a response, woke it twice).
+	hadData := s.send.hasData()
 	s.send.close()
 	s.mu.Unlock()
 	// A Write blocked on a full buffer returns errWriteAfterClose.
 	notify(s.writeCh)
-	s.m.markAttention(s)
+	s.m.noteRead(s, !hadData, 0)
 	return nil
 }
 

@@ -122,7 +122,7 @@ func (s *Stream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); 
 
 // Context is cancelled when the stream is finished in both directions or
 // the connection ends.
-func (s *Stream) Context() context.Context { return s.s.ctx }
+func (s *Stream) Context() context.Context { return s.s.context() }
 
 // StreamID returns the stream's ID.
 func (s *SendStream) StreamID() StreamID { return s.s.id }
@@ -149,7 +149,7 @@ func (s *SendStream) CancelWriteAt(code StreamErrorCode, reliableSize uint64) {
 func (s *SendStream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }
 
 // Context is cancelled when the stream is finished or the connection ends.
-func (s *SendStream) Context() context.Context { return s.s.ctx }
+func (s *SendStream) Context() context.Context { return s.s.context() }
 
 // StreamID returns the stream's ID.
 func (s *ReceiveStream) StreamID() StreamID { return s.s.id }
@@ -167,7 +167,7 @@ func (s *ReceiveStream) Close() error { s.s.cancelRead(0); return nil }
 func (s *ReceiveStream) SetReadDeadline(t time.Time) error { s.s.setReadDeadline(t); return nil }
 
 // Context is cancelled when the stream is finished or the connection ends.
-func (s *ReceiveStream) Context() context.Context { return s.s.ctx }
+func (s *ReceiveStream) Context() context.Context { return s.s.context() }
 
 // ReceivedEarlyData reports whether some of the stream's data arrived in
 // 0-RTT packets (see Config.Allow0RTT). Such data can be replayed by an

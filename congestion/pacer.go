@@ -149,8 +149,14 @@ func (p *Pacer) TimeUntilSend(now time.Time, rate uint64) time.Time {
 	if rate == 0 {
 		return now
 	}
-	t := p.available(now, rate)
 	need := int64(p.mds) * int64(pacerScale)
+	if p.tokens >= need {
+		// available never returns less than min(p.tokens, capacity), and
+		// the capacity is at least PacerBurstPackets datagrams: a packet
+		// may go, without the clock arithmetic.
+		return now
+	}
+	t := p.available(now, rate)
 	if t >= need {
 		return now
 	}

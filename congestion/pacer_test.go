@@ -2,6 +2,7 @@ package congestion
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -268,5 +269,39 @@ func TestPacerBurstAtHighRate(t *testing.T) {
 	}
 	if got := p.Budget(now, 12_500_000); got != PacerBurstPackets*mds {
 		t.Fatalf("Budget at 100 Mbit/s after idling at 10 Gbit/s = %d, want %d", got, PacerBurstPackets*mds)
+	}
+}
+
+// TestPacerTimeUntilSendAgreesWithBudget drives a pacer through random
+// sends, clock steps, rate changes and datagram sizes and checks that
+// TimeUntilSend lets a packet go now exactly when the tokens (Budget) hold
+// a full-size datagram: its shortcut on the stored tokens must never
+// differ from the clock arithmetic it skips.
+func TestPacerTimeUntilSendAgreesWithBudget(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	rates := []uint64{1, 1000, pacerRate, 125_000_000, 1_250_000_000, pacerMaxRate, math.MaxUint64}
+	sizes := []int{1200, 1252, 1452, 1500, 9000}
+	for seq := range 200 {
+		now := time.Unix(0, 0)
+		mds := sizes[rng.IntN(len(sizes))]
+		p := NewPacer(mds)
+		for step := range 300 {
+			rate := rates[rng.IntN(len(rates))]
+			switch rng.IntN(10) {
+			case 0:
+				mds = sizes[rng.IntN(len(sizes))]
+				p.SetMaxDatagramSize(mds)
+			case 1, 2, 3:
+				now = now.Add(time.Duration(rng.IntN(2_000_000)))
+			default:
+				p.OnPacketSent(now, 1+rng.IntN(mds), rate)
+			}
+			at := p.TimeUntilSend(now, rate)
+			mayGo := p.Budget(now, rate) >= mds
+			if !at.After(now) != mayGo {
+				t.Fatalf("sequence %d step %d: TimeUntilSend in %v, Budget %d bytes for %d-byte datagrams",
+					seq, step, at.Sub(now), p.Budget(now, rate), mds)
+			}
+		}
 	}
 }

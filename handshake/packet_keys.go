@@ -2,6 +2,7 @@ package handshake
 
 import (
 	"crypto/cipher"
+	"encoding/binary"
 
 	"github.com/quicstack/quic/wire"
 )
@@ -191,9 +192,10 @@ func (p *protection) next() (protection, error) {
 // Section 5.3
 func (p *protection) nonceFor(pn wire.PacketNumber) []byte {
 	p.nonce = p.iv
-	for i := range 8 {
-		p.nonce[ivLen-1-i] ^= byte(uint64(pn) >> (8 * i))
-	}
+	// One 64-bit XOR of the last 8 bytes rather than a byte loop: this
+	// runs for every packet sealed and opened.
+	tail := p.nonce[ivLen-8:]
+	binary.BigEndian.PutUint64(tail, binary.BigEndian.Uint64(tail)^uint64(pn))
 	return p.nonce[:]
 }
 

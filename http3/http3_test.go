@@ -316,7 +316,9 @@ func rawConn(t testing.TB, e *testEnv) *clientConn {
 // status or the stream error code.
 func sendRaw(t *testing.T, cc *clientConn, fields []qpack.HeaderField, data []byte) (int, ErrCode) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Bounds for a hung test, not timings: a 1 MiB field section under
+	// -race on a loaded machine took over 5 s to answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	str, err := cc.qc.OpenStreamSync(ctx)
 	if err != nil {
@@ -328,7 +330,7 @@ func sendRaw(t *testing.T, cc *clientConn, fields []qpack.HeaderField, data []by
 	}
 	str.Write(append(b, data...))
 	str.CloseWrite()
-	str.SetReadDeadline(time.Now().Add(5 * time.Second))
+	str.SetReadDeadline(time.Now().Add(30 * time.Second))
 	br := bufio.NewReader(str)
 	f, err := readFrame(br)
 	if err != nil {

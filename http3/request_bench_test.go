@@ -96,7 +96,7 @@ func benchRequestSetup(b testing.TB, proto string) (*http.Client, string, func()
 }
 
 // TestRequestAllocs bounds the allocations of a small GET with one request
-// in flight, client and server together in this process (issue 28): 66
+// in flight, client and server together in this process (issue 28): 61
 // today, against 105 before the request path was trimmed and 70 for
 // net/http's HTTP/2 over TLS (BenchmarkRequestOneInFlight). The bound
 // leaves room for the occasional allocation of the QUIC connections'
@@ -121,7 +121,7 @@ func TestRequestAllocs(t *testing.T) {
 	for range 50 {
 		get()
 	}
-	const bound = 75
+	const bound = 68
 	if a := testing.AllocsPerRun(300, get); a > bound {
 		t.Fatalf("%.1f allocations per request, want at most %d", a, bound)
 	}

@@ -101,8 +101,10 @@ type Server struct {
 	// reads its header, which ReadHeaderTimeout bounds in time.
 	MaxConcurrentHandlers int
 	// IdleTimeout closes a connection that has had no request in progress
-	// for this long, with H3_NO_ERROR. Zero leaves idle connections to the
-	// QUIC idle timeout (quic.Config.MaxIdleTimeout).
+	// for this long, with H3_NO_ERROR; a response still on its way (its
+	// handler returned, the client has not acknowledged all of it yet) is
+	// in progress, for 5 seconds at most past the timeout. Zero leaves
+	// idle connections to the QUIC idle timeout (quic.Config.MaxIdleTimeout).
 	IdleTimeout time.Duration
 	// EnableExtendedConnect advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
 	// (RFC 9220), so that clients may send extended CONNECT requests with
@@ -412,6 +414,9 @@ type serverConn struct {
 	goaway   bool
 	goawayID quic.StreamID
 	idleT    *time.Timer // Server.IdleTimeout
+	// idleWaited is set once an idle expiry waited for the responses in
+	// flight (idleTimeout); a new request clears it.
+	idleWaited bool
 	// remote is the peer's address last seen and remoteStr its
 	// String(), for Request.RemoteAddr.
 	remote    net.Addr
@@ -445,6 +450,7 @@ func (sc *serverConn) serve() {
 			continue
 		}
 		sc.active++
+		sc.idleWaited = false
 		sc.lastID, sc.accepted = str.StreamID(), true
 		sc.stopIdleTimer()
 		sc.mu.Unlock()

@@ -1,6 +1,9 @@
 package http3
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // startIdleTimer arms Server.IdleTimeout for a connection that has no
 // request in progress. sc.mu held.
@@ -30,11 +33,40 @@ func (sc *serverConn) stopIdleTimer() {
 // partially processed", RFC 9114, Section 5.2), which must arrive before
 // the CONNECTION_CLOSE, and requests that raced it are rejected for the
 // client to retry (closeAfterGoaway).
+//
+// A response whose handler returned may still be on its way (a slow
+// reader's stream window holds it back): the connection is not idle while
+// it is. The first expiry with stream data unacknowledged waits for the
+// acknowledgements (shutdownDrainTimeout at most, then closeAfterGoaway
+// waits as long again) and restarts the idle period, so that a response
+// in flight gets as long as when the request counted until its stream
+// finished, and a peer that never lets it finish is still bounded.
 func (sc *serverConn) idleTimeout() {
 	sc.mu.Lock()
 	if sc.active > 0 || sc.goaway {
 		sc.mu.Unlock()
 		return
+	}
+	if !sc.idleWaited {
+		sc.idleWaited = true
+		sc.mu.Unlock()
+		if !sc.responsesInFlight() {
+			sc.mu.Lock()
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownDrainTimeout)
+			sc.qc.WaitAcked(ctx)
+			cancel()
+			sc.mu.Lock()
+			if sc.active == 0 && !sc.goaway && sc.qc.Context().Err() == nil {
+				sc.startIdleTimer() // idle from now on
+			}
+			sc.mu.Unlock()
+			return
+		}
+		if sc.active > 0 || sc.goaway {
+			sc.mu.Unlock()
+			return
+		}
 	}
 	sc.goaway = true
 	if sc.accepted {
@@ -43,4 +75,12 @@ func (sc *serverConn) idleTimeout() {
 	id := sc.goawayID
 	sc.mu.Unlock()
 	sc.closeAfterGoaway(id, true)
+}
+
+// responsesInFlight reports whether the connection has stream data not
+// yet acknowledged.
+func (sc *serverConn) responsesInFlight() bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return sc.qc.WaitAcked(ctx) != nil && sc.qc.Context().Err() == nil
 }
