@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -16,8 +17,15 @@ import (
 // transport knows whether an origin has a TCP connection already.
 
 // predialTTL is how long a connection dialed for a race waits for
-// net/http to take it before it is closed.
-const predialTTL = 10 * time.Second
+// net/http to take it before it is closed. The request that raced takes
+// it at once; what is left (QUIC won the race) serves a request that
+// falls back to TCP soon after. Servers give up on a connection that
+// carries no request: Go's HTTP/2 server after 10 s without the preface,
+// net/http's HTTP/1.1 server after its ReadHeaderTimeout, proxies after
+// their handshake or request timeouts (often 5-10 s). 5 s keeps the
+// connection well inside the common limits; a connection the server has
+// closed anyway (shorter limits) is found out by take.
+const predialTTL = 5 * time.Second
 
 // tcpDialError wraps the error of a TCP or TLS connection that could not
 // be made: the request was not sent.
@@ -234,18 +242,53 @@ func (p *tcpPool) put(addr string, c *tls.Conn) {
 	})
 }
 
-// take returns a connection dialed ahead for addr, or nil.
+// take returns a connection dialed ahead for addr, or nil. A connection
+// the server has closed (FIN or RST received) is closed and skipped:
+// net/http does not send a request again whose new connection fails, so
+// a request handed such a connection would fail.
 func (p *tcpPool) take(addr string) *tls.Conn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	list := p.idle[addr]
-	if len(list) == 0 {
-		return nil
+	for {
+		p.mu.Lock()
+		list := p.idle[addr]
+		if len(list) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		c := list[0]
+		p.timer[c].Stop()
+		p.remove(addr, c)
+		p.mu.Unlock()
+		if predialOpen(c) {
+			return c
+		}
+		p.t.stats.tcpPredialsStale.Add(1)
+		c.Close()
 	}
-	c := list[0]
-	p.timer[c].Stop()
-	p.remove(addr, c)
-	return c
+}
+
+// predialOpen reports whether the TCP connection under c, dialed ahead
+// and not used yet, has not been closed by the server. It never reads
+// from c: the bytes the server sent (its SETTINGS, session tickets) stay
+// for net/http. Connections whose state cannot be known (not a socket of
+// this system, or not on Linux) count as open.
+func predialOpen(c *tls.Conn) bool {
+	var raw net.Conn = c.NetConn()
+	if tc, ok := raw.(*trackedConn); ok {
+		raw = tc.Conn
+	}
+	sc, ok := raw.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	open, known := true, false
+	if err := rc.Control(func(fd uintptr) { open, known = tcpOpen(fd) }); err != nil {
+		return false // the socket is closed
+	}
+	return open || !known
 }
 
 // remove forgets an idle connection. p.mu held.
