@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +144,137 @@ func TestAutoPredialedLiveKept(t *testing.T) {
 				t.Fatalf("stats %+v: want the one connection dialed ahead to carry every request", st)
 			}
 		})
+	}
+}
+
+// killOrigin is a net/http origin over TCP that closes the nth connection
+// (from 1) on which a request began if kill(n), without an answer, as a
+// server does that gave up on the connection just as the request came.
+// conns returns how many connections a request began on.
+func killOrigin(t *testing.T, h1 bool, kill func(n int) bool) (addr string, a *AutoTransport, conns func() int) {
+	t.Helper()
+	cert, pool := testCert(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	seen := make(map[net.Conn]bool)
+	srv := &http.Server{
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, r.Proto)
+		}),
+		ConnState: func(c net.Conn, s http.ConnState) {
+			if s != http.StateActive {
+				return
+			}
+			mu.Lock()
+			k := false
+			if !seen[c] { // HTTP/2 is active again at each request
+				seen[c] = true
+				n++
+				k = kill(n)
+			}
+			mu.Unlock()
+			if k {
+				c.Close()
+			}
+		},
+	}
+	if h1 {
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	go srv.ServeTLS(l, "", "")
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String(), newAuto(t, pool), func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// The server closes the connection dialed ahead as the first request on it
+// arrives (its limit for a connection without a request ran out just
+// then; the check in take saw it open): the request, a GET, is sent again
+// once on a new connection and succeeds. A connection dialed for the
+// request itself that fails is not retried (net/http's rule), and a retry
+// happens at most once.
+func TestAutoPredialedRetry(t *testing.T) {
+	t.Parallel()
+	for _, h1 := range []bool{false, true} {
+		name := "HTTP/2"
+		if h1 {
+			name = "HTTP/1.1"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			get := func(a *AutoTransport, addr string) (*http.Response, error) {
+				req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/", nil)
+				req = req.WithContext(WithProtocolPolicy(context.Background(), ForbidHTTP3))
+				return a.RoundTrip(req)
+			}
+			predial := func(a *AutoTransport, addr string) {
+				if err := a.init(); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-a.pool.ready(context.Background(), addr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The first connection dies: retried, succeeds.
+			addr, a, conns := killOrigin(t, h1, func(n int) bool { return n == 1 })
+			predial(a, addr)
+			resp, err := get(a, addr)
+			if err != nil {
+				t.Fatalf("request on the closed connection dialed ahead: %v; stats %+v", err, a.Stats())
+			}
+			resp.Body.Close()
+			if st := a.Stats(); st.TCPPredialRetries != 1 || st.TCPDials != 2 || conns() != 2 {
+				t.Fatalf("stats %+v, %d connections", st, conns())
+			}
+			// Every connection dies: one retry, then the error.
+			addr, a, conns = killOrigin(t, h1, func(int) bool { return true })
+			predial(a, addr)
+			if _, err := get(a, addr); err == nil {
+				t.Fatal("no error from a server that closes every connection")
+			}
+			if st := a.Stats(); st.TCPPredialRetries != 1 || conns() != 2 {
+				t.Fatalf("stats %+v, %d connections: want one retry", st, conns())
+			}
+			// No connection dialed ahead: no retry.
+			addr, a, conns = killOrigin(t, h1, func(int) bool { return true })
+			if _, err := get(a, addr); err == nil {
+				t.Fatal("no error from a server that closes every connection")
+			}
+			if st := a.Stats(); st.TCPPredialRetries != 0 || conns() != 1 {
+				t.Fatalf("stats %+v, %d connections: want no retry", st, conns())
+			}
+		})
+	}
+}
+
+// A POST (not idempotent) whose request was written on a connection dialed
+// ahead that the server then closed is not sent again: the server may
+// have acted on it. HTTP/1.1, where the server closes only after it read
+// the request's first bytes.
+func TestAutoPredialedNoRetryWrittenPOST(t *testing.T) {
+	t.Parallel()
+	addr, a, conns := killOrigin(t, true, func(n int) bool { return n == 1 })
+	if err := a.init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-a.pool.ready(context.Background(), addr); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "https://"+addr+"/", strings.NewReader("order 1"))
+	req = req.WithContext(WithProtocolPolicy(context.Background(), ForbidHTTP3))
+	if _, err := a.RoundTrip(req); err == nil {
+		t.Fatal("the POST succeeded: it was sent again")
+	}
+	if st := a.Stats(); st.TCPPredialRetries != 0 || conns() != 1 {
+		t.Fatalf("stats %+v, %d connections: want no retry", st, conns())
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -70,11 +72,35 @@ func (t *AutoTransport) initTCP() {
 }
 
 // viaTCP sends req over TCP and learns the response's Alt-Svc.
+//
+// A request that failed as the first on a connection dialed ahead for a
+// race is sent once more (on a connection of its own, or the next one
+// dialed ahead), when it can be: its body can be had again, and either
+// none of it was written or it is idempotent. Such a connection waited
+// unused in the pool, and the server may have given up on it just as it
+// was taken (its limit for a connection without a request); net/http does
+// not retry a request whose new connection fails, as it does for reused
+// ones, and browsers count such an unused connection as reused for this
+// decision.
 func (t *AutoTransport) viaTCP(req *http.Request) (*http.Response, error) {
-	resp, err := t.tcp.RoundTrip(req)
+	var predialed, wrote atomic.Bool
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			predialed.Store(!info.Reused && wasPredialed(info.Conn))
+		},
+		WroteHeaders: func() { wrote.Store(true) },
+	}
+	resp, err := t.tcp.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err != nil && predialed.Load() && req.Context().Err() == nil && (!wrote.Load() || idempotent(req)) {
+		if again, rerr := replayable(req); rerr == nil {
+			t.stats.tcpPredialRetries.Add(1)
+			resp, err = t.tcp.RoundTrip(again)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	resp.Request = req
 	if req.URL.Scheme == "https" {
 		t.learn(originOf(req), resp)
 	}
@@ -166,7 +192,19 @@ func (p *tcpPool) track(addr string, c net.Conn) net.Conn {
 // trackedConn is a TCP connection counted in tcpPool.live.
 type trackedConn struct {
 	net.Conn
-	untrack func()
+	untrack   func()
+	predialed bool // dialed ahead, taken from the pool; set before net/http has it
+}
+
+// wasPredialed reports whether c is a TLS connection that was dialed ahead
+// for a race and taken from the pool.
+func wasPredialed(c net.Conn) bool {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return false
+	}
+	tr, ok := tc.NetConn().(*trackedConn)
+	return ok && tr.predialed
 }
 
 func (c *trackedConn) Close() error {
@@ -259,6 +297,9 @@ func (p *tcpPool) take(addr string) *tls.Conn {
 		p.remove(addr, c)
 		p.mu.Unlock()
 		if predialOpen(c) {
+			if tc, ok := c.NetConn().(*trackedConn); ok {
+				tc.predialed = true
+			}
 			return c
 		}
 		p.t.stats.tcpPredialsStale.Add(1)
