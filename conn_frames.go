@@ -17,7 +17,18 @@ func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.
 	f := c.rxFrame
 	c.rxNonProbing = false
 	for len(payload) > 0 {
-		n, err := wire.ParseFrame(payload, f, 0)
+		var n int
+		var err error
+		if t := wire.FrameType(payload[0]); t.IsStream() {
+			// The frame of nearly every packet a receiver gets: parsed
+			// without ParseFrame's dispatch. A one-byte type 0x08-0x0f is
+			// the shortest encoding of a STREAM type (RFC 9000, Section
+			// 12.4), as ParseFrame requires.
+			f.Type = t
+			f.Stream, n, err = wire.ParseStreamFrame(payload)
+		} else {
+			n, err = wire.ParseFrame(payload, f, 0)
+		}
 		if err != nil {
 			return false, err
 		}
@@ -52,6 +63,11 @@ func (c *connState) handleFrames(now time.Time, space ackhandler.Space, pt wire.
 func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.Frame) error {
 	t := f.Type
 	switch {
+	case t.IsStream():
+		// Kept in the stream's receive buffer, or the connection closes
+		// (stream.handleStreamFrame). First: the frame of nearly every
+		// packet a receiver gets.
+		return c.streams.handleStreamFrame(now, f.Stream)
 	case t == wire.FrameTypePadding, t == wire.FrameTypePing:
 		return nil
 	case t == wire.FrameTypeAck || t == wire.FrameTypeAckECN:
@@ -62,10 +78,6 @@ func (c *connState) handleFrame(now time.Time, space ackhandler.Space, f *wire.F
 	case t == wire.FrameTypeCrypto:
 		// Kept in the level's CRYPTO buffer, or the connection closes.
 		return c.handleCryptoFrame(now, space, f.Crypto)
-	case t.IsStream():
-		// Kept in the stream's receive buffer, or the connection closes
-		// (stream.handleStreamFrame).
-		return c.streams.handleStreamFrame(now, f.Stream)
 	case t == wire.FrameTypeResetStream:
 		return c.streams.handleResetStream(now, f.ResetStream.StreamID, f.ResetStream.ErrorCode, f.ResetStream.FinalSize)
 	case t == wire.FrameTypeStopSending:

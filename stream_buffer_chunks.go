@@ -148,6 +148,21 @@ func (c *bufChunk) add(s, e uint16, src []byte) (stored int) {
 	return stored
 }
 
+// extend copies the start of src to positions [s, ...) up to the end of
+// the chunk, and adds them to the ranges as the end of the last range,
+// which ends at s, or as the only one: the in-order case of add
+// (recvBuffer.appendInOrder checked that the ranges are so). It returns
+// the number of bytes copied.
+func (c *bufChunk) extend(s uint16, src []byte) int {
+	n := copy(c.data[s:], src)
+	if c.n == 0 {
+		c.ranges[0], c.n = chunkRange{s, s + uint16(n)}, 1
+	} else {
+		c.ranges[c.n-1].end = s + uint16(n)
+	}
+	return n
+}
+
 // find returns the range that contains position x, if any.
 func (c *bufChunk) find(x uint16) (chunkRange, bool) {
 	for k := range int(c.n) {

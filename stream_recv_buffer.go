@@ -127,6 +127,13 @@ func (b *recvBuffer) push(offset uint64, data []byte) (stored int, err error) {
 		return 0, nil
 	}
 	first, last := offset/bufChunkSize, (end-1)/bufChunkSize
+	if offset == b.contig && b.end == b.contig {
+		// In order with nothing stored beyond: the data continues the
+		// readable bytes, as in nearly every frame of a transfer.
+		if n, ok := b.appendInOrder(data, first, last); ok {
+			return n, nil
+		}
+	}
 	// Check the bound on fragmentation before changing anything. Chunks
 	// between the first and the last are filled whole, and in the first,
 	// data that overlaps or continues the readable bytes merges with them.
@@ -151,6 +158,36 @@ func (b *recvBuffer) push(offset uint64, data []byte) (stored int, err error) {
 	b.high = max(b.high, end)
 	b.advance()
 	return stored, nil
+}
+
+// appendInOrder is push for data that starts at contig when end ==
+// contig, as nearly every frame of a transfer does: every byte stored is
+// in [off, contig), so the chunk of the data's first byte holds at most
+// one range, which ends where the data starts, and the chunks after it
+// hold none. The data extends that range or starts a chunk's only one:
+// it cannot fragment anything, and contig moves to its end without a
+// search (advance). first and last are the numbers of the chunks of the
+// data's first and last byte; the caller checked the capacity. ok is
+// false, with nothing changed, if the first chunk is not as described,
+// which the invariants rule out; the caller then takes the general path.
+func (b *recvBuffer) appendInOrder(data []byte, first, last uint64) (stored int, ok bool) {
+	offset := b.contig
+	if c := b.chunks.get(first); c != nil && c.n > 0 &&
+		(c.n != 1 || uint64(c.ranges[0].end) != offset-first*bufChunkSize) {
+		return 0, false
+	}
+	b.chunks.fit(b.off/bufChunkSize, last, maxChunkSlots(b.maxCap))
+	grouped := b.held >= b.groupAbove
+	for j := first; j <= last; j++ {
+		base := j * bufChunkSize
+		lo := max(offset, base)
+		b.chunks.take(j, grouped).extend(uint16(lo-base), data[lo-offset:])
+	}
+	end := offset + uint64(len(data))
+	b.held += len(data)
+	b.contig, b.end = end, end
+	b.high = max(b.high, end)
+	return len(data), true
 }
 
 // fits reports whether the part of [offset, end) in chunk j can be added

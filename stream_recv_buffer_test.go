@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -524,6 +525,23 @@ func recvTestPoisonPool() {
 //
 // Input: 2 bytes capacity, 1 byte for the grouping threshold (256-byte
 // units), then 5-byte operations.
+// recvTestSlotBound is the most slots the chunk table of a buffer of
+// capacity maxCap may have: the chunks of any window of maxCap bytes
+// (maxChunkSlots), widened by chunkTable.fit to the whole blocks of
+// chunkGroupLen numbers they touch when they touch two or more, rounded
+// up to a power of two.
+func recvTestSlotBound(maxCap int) int {
+	need := maxChunkSlots(maxCap)
+	if blocks := (need+chunkGroupLen-2)/chunkGroupLen + 1; blocks > 1 {
+		need = max(need, blocks*chunkGroupLen)
+	}
+	n := 2
+	for n < need {
+		n *= 2
+	}
+	return n
+}
+
 func FuzzRecvBuffer(f *testing.F) {
 	f.Add([]byte("\x00\x10\x04" + "\x00\x00\x00\x00\x04" + "\x05\x00\x10\x00\x00"))
 	f.Add([]byte("\xe8\x03\x02" + "\x01\x00\x20\x00\x01" + "\x02\x00\x00\x00\x02" + "\x83\x01\x00\x03\x00" + "\x05\xff\xff\x00\x00" + "\x06\x00\x10\x00\x00"))
@@ -685,8 +703,8 @@ func FuzzRecvBuffer(f *testing.F) {
 				t.Fatalf("readOffset %d readable %d highest %d buffered %d; model %d %d %d %d",
 					b.readOffset(), b.readable(), b.highest(), b.buffered(), readOff, modelReadable(), high, modelHeld())
 			}
-			if len(b.chunks.slots) > maxChunkSlots(maxCap) {
-				t.Fatalf("%d chunk slots exceed the bound %d", len(b.chunks.slots), maxChunkSlots(maxCap))
+			if bound := recvTestSlotBound(maxCap); len(b.chunks.slots) > bound {
+				t.Fatalf("%d chunk slots exceed the bound %d", len(b.chunks.slots), bound)
 			}
 			// Memory follows the data: a chunk is held only if it holds
 			// an unread byte.
@@ -746,5 +764,84 @@ func TestRecvBufferInOrderInPlace(t *testing.T) {
 	recvTestPush(t, &b, 120, 10, 10)
 	if _, ok = b.inOrder(100, bufTestData(nil, 100, 20)); ok {
 		t.Fatal("inOrder accepted data while the buffer holds some")
+	}
+}
+
+// TestRecvBufferInOrderAppendMixed drives the in-order append of push
+// (appendInOrder) between reads, gaps, gap fills and duplicates, with
+// frames that cross chunk boundaries, and checks every byte read and the
+// received intervals against a model after each step.
+func TestRecvBufferInOrderAppendMixed(t *testing.T) {
+	const window = 64 << 10
+	rng := rand.New(rand.NewPCG(28, 1452))
+	b := newRecvBuffer(window)
+	b.groupAbove = 16 << 10
+	defer b.reset()
+	got := make([]bool, 16<<20) // offsets received and not read
+	held := 0
+	var next uint64 // in-order frames go here
+	mark := func(off uint64, n int) (added int) {
+		for k := off; k < off+uint64(n); k++ {
+			if !got[k] {
+				got[k] = true
+				added++
+			}
+		}
+		held += added
+		return added
+	}
+	for step := range 4000 {
+		switch r := rng.IntN(10); {
+		case r < 6: // in order, as nearly every frame of a transfer
+			n := 1 + rng.IntN(5000)
+			if next+uint64(n)-b.readOffset() > window {
+				continue
+			}
+			stored, err := b.push(next, bufTestData(nil, next, n))
+			if err != nil {
+				t.Fatalf("step %d: push(%d, %d): %v", step, next, n, err)
+			}
+			if want := mark(next, n); stored != want {
+				t.Fatalf("step %d: push(%d, %d) stored %d, want %d", step, next, n, stored, want)
+			}
+			// After the frame, or after data stored beyond it that it
+			// joined.
+			for next += uint64(n); got[next]; next++ {
+			}
+		case r < 8: // ahead of a gap, or a duplicate behind next
+			off := b.readOffset() + uint64(rng.IntN(20000))
+			n := 1 + rng.IntN(3000)
+			if off+uint64(n)-b.readOffset() > window {
+				continue
+			}
+			if _, err := b.push(off, bufTestData(nil, off, n)); err != nil {
+				continue // fragmented: nothing stored
+			}
+			mark(off, n)
+			for next = b.readOffset(); got[next]; next++ {
+			}
+		default:
+			if n := b.readable(); n > 0 {
+				n = 1 + rng.IntN(n)
+				off := b.readOffset()
+				recvTestRead(t, &b, n)
+				for k := off; k < off+uint64(n); k++ {
+					got[k] = false
+				}
+				held -= n
+			}
+		}
+		var want bufRangeSet
+		for k := b.readOffset(); k < b.readOffset()+window; k++ {
+			if got[k] {
+				want.add(k, k+1)
+			}
+		}
+		if have := recvTestRanges(&b); !slices.Equal(have, want) {
+			t.Fatalf("step %d: ranges %v, model %v", step, have, want)
+		}
+		if b.buffered() != held {
+			t.Fatalf("step %d: buffered %d, model %d", step, b.buffered(), held)
+		}
 	}
 }

@@ -16,6 +16,14 @@ type AutoStats struct {
 	QUICAttempts, QUICFailures uint64
 	// TCPDials counts the TCP+TLS connections dialed.
 	TCPDials uint64
+	// TCPPredialsStale counts the connections dialed ahead for a race
+	// that the server had closed before a request took them: they were
+	// dropped, and the request got a connection of its own.
+	TCPPredialsStale uint64
+	// TCPPredialRetries counts the requests sent again because they
+	// failed as the first on a connection dialed ahead (see
+	// AutoTransport, Racing).
+	TCPPredialRetries uint64
 
 	// Races counts the requests that connected over TCP because the QUIC
 	// handshake had not completed after RaceDelay (or at once, after a
@@ -50,7 +58,8 @@ type AutoStats struct {
 type autoCounters struct {
 	h3, h2, h1                      atomic.Uint64
 	quicAttempts, quicFailures      atomic.Uint64
-	tcpDials                        atomic.Uint64
+	tcpDials, tcpPredialsStale      atomic.Uint64
+	tcpPredialRetries               atomic.Uint64
 	races, quicWins, tcpWins        atomic.Uint64
 	fallbacks, stalls               atomic.Uint64
 	brokenMarks, brokenSkips        atomic.Uint64
@@ -79,6 +88,7 @@ func (t *AutoTransport) Stats() AutoStats {
 	return AutoStats{
 		HTTP3Responses: c.h3.Load(), HTTP2Responses: c.h2.Load(), HTTP1Responses: c.h1.Load(),
 		QUICAttempts: c.quicAttempts.Load(), QUICFailures: c.quicFailures.Load(), TCPDials: c.tcpDials.Load(),
+		TCPPredialsStale: c.tcpPredialsStale.Load(), TCPPredialRetries: c.tcpPredialRetries.Load(),
 		Races: c.races.Load(), QUICWins: c.quicWins.Load(), TCPWins: c.tcpWins.Load(),
 		Fallbacks: c.fallbacks.Load(), Stalls: c.stalls.Load(),
 		BrokenMarks: c.brokenMarks.Load(), BrokenSkips: c.brokenSkips.Load(),

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -16,8 +19,15 @@ import (
 // transport knows whether an origin has a TCP connection already.
 
 // predialTTL is how long a connection dialed for a race waits for
-// net/http to take it before it is closed.
-const predialTTL = 10 * time.Second
+// net/http to take it before it is closed. The request that raced takes
+// it at once; what is left (QUIC won the race) serves a request that
+// falls back to TCP soon after. Servers give up on a connection that
+// carries no request: Go's HTTP/2 server after 10 s without the preface,
+// net/http's HTTP/1.1 server after its ReadHeaderTimeout, proxies after
+// their handshake or request timeouts (often 5-10 s). 5 s keeps the
+// connection well inside the common limits; a connection the server has
+// closed anyway (shorter limits) is found out by take.
+const predialTTL = 5 * time.Second
 
 // tcpDialError wraps the error of a TCP or TLS connection that could not
 // be made: the request was not sent.
@@ -62,11 +72,35 @@ func (t *AutoTransport) initTCP() {
 }
 
 // viaTCP sends req over TCP and learns the response's Alt-Svc.
+//
+// A request that failed as the first on a connection dialed ahead for a
+// race is sent once more (on a connection of its own, or the next one
+// dialed ahead), when it can be: its body can be had again, and either
+// none of it was written or it is idempotent. Such a connection waited
+// unused in the pool, and the server may have given up on it just as it
+// was taken (its limit for a connection without a request); net/http does
+// not retry a request whose new connection fails, as it does for reused
+// ones, and browsers count such an unused connection as reused for this
+// decision.
 func (t *AutoTransport) viaTCP(req *http.Request) (*http.Response, error) {
-	resp, err := t.tcp.RoundTrip(req)
+	var predialed, wrote atomic.Bool
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			predialed.Store(!info.Reused && wasPredialed(info.Conn))
+		},
+		WroteHeaders: func() { wrote.Store(true) },
+	}
+	resp, err := t.tcp.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err != nil && predialed.Load() && req.Context().Err() == nil && (!wrote.Load() || idempotent(req)) {
+		if again, rerr := replayable(req); rerr == nil {
+			t.stats.tcpPredialRetries.Add(1)
+			resp, err = t.tcp.RoundTrip(again)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	resp.Request = req
 	if req.URL.Scheme == "https" {
 		t.learn(originOf(req), resp)
 	}
@@ -158,7 +192,19 @@ func (p *tcpPool) track(addr string, c net.Conn) net.Conn {
 // trackedConn is a TCP connection counted in tcpPool.live.
 type trackedConn struct {
 	net.Conn
-	untrack func()
+	untrack   func()
+	predialed bool // dialed ahead, taken from the pool; set before net/http has it
+}
+
+// wasPredialed reports whether c is a TLS connection that was dialed ahead
+// for a race and taken from the pool.
+func wasPredialed(c net.Conn) bool {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return false
+	}
+	tr, ok := tc.NetConn().(*trackedConn)
+	return ok && tr.predialed
 }
 
 func (c *trackedConn) Close() error {
@@ -234,18 +280,56 @@ func (p *tcpPool) put(addr string, c *tls.Conn) {
 	})
 }
 
-// take returns a connection dialed ahead for addr, or nil.
+// take returns a connection dialed ahead for addr, or nil. A connection
+// the server has closed (FIN or RST received) is closed and skipped:
+// net/http does not send a request again whose new connection fails, so
+// a request handed such a connection would fail.
 func (p *tcpPool) take(addr string) *tls.Conn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	list := p.idle[addr]
-	if len(list) == 0 {
-		return nil
+	for {
+		p.mu.Lock()
+		list := p.idle[addr]
+		if len(list) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		c := list[0]
+		p.timer[c].Stop()
+		p.remove(addr, c)
+		p.mu.Unlock()
+		if predialOpen(c) {
+			if tc, ok := c.NetConn().(*trackedConn); ok {
+				tc.predialed = true
+			}
+			return c
+		}
+		p.t.stats.tcpPredialsStale.Add(1)
+		c.Close()
 	}
-	c := list[0]
-	p.timer[c].Stop()
-	p.remove(addr, c)
-	return c
+}
+
+// predialOpen reports whether the TCP connection under c, dialed ahead
+// and not used yet, has not been closed by the server. It never reads
+// from c: the bytes the server sent (its SETTINGS, session tickets) stay
+// for net/http. Connections whose state cannot be known (not a socket of
+// this system, or not on Linux) count as open.
+func predialOpen(c *tls.Conn) bool {
+	var raw net.Conn = c.NetConn()
+	if tc, ok := raw.(*trackedConn); ok {
+		raw = tc.Conn
+	}
+	sc, ok := raw.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	open, known := true, false
+	if err := rc.Control(func(fd uintptr) { open, known = tcpOpen(fd) }); err != nil {
+		return false // the socket is closed
+	}
+	return open || !known
 }
 
 // remove forgets an idle connection. p.mu held.

@@ -40,7 +40,13 @@ import (
 // default), connects over TCP too; the first to complete takes the
 // request. A QUIC handshake that lost the race goes on and takes later
 // requests once it completes, while those in the meantime go over TCP
-// without waiting again.
+// without waiting again. A TCP connection made for a race that QUIC won
+// is kept for 5 s for a request that falls back to TCP; one the server
+// has closed in the meantime is not handed to a request (checked without
+// reading from it, on Linux), which gets a new connection instead; and
+// a request that fails as the first on such a connection (the server gave
+// up on it just then) is sent once more if its body can be had again and
+// none of it was written or it is idempotent.
 //
 // Fallback. A QUIC handshake that fails or times out (HandshakeIdleTimeout
 // of QUICConfig, 5 s by default, without an answer) marks the
