@@ -196,13 +196,20 @@ func ackDue(sp *packetSpace, now time.Time) bool {
 }
 
 // ackOwed reports whether the application space has an ACK to send, now
-// or at its deadline (a timer the goroutine runs for): "ack-eliciting
+// or at its deadline (a timer the goroutine runs for, as nextDeadline
+// arms it: not while only 0-RTT packets could carry it, nor while the
+// anti-amplification limit blocks the path): "ack-eliciting
 // packets MUST be acknowledged at least once within the maximum delay an
 // endpoint communicated using the max_ack_delay transport parameter"
 // (RFC 9000, Section 13.2.1).
 func (c *connState) ackOwed() bool {
-	sp := &c.spaces[ackhandler.SpaceApplication]
-	return !sp.discarded && !sp.recv.AckDeadline().IsZero()
+	const s = ackhandler.SpaceApplication
+	sp := &c.spaces[s]
+	if sp.discarded || sp.recv.AckDeadline().IsZero() || c.pathBlocked() {
+		return false
+	}
+	pt, ok := c.packetTypeFor(s)
+	return ok && pt != wire.PacketType0RTT
 }
 
 // isLastSpaceToSend reports whether no space after s has anything to send.
