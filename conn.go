@@ -409,7 +409,8 @@ func (c *Conn) publish() {
 		// both, so go round again.
 		readsDue := st.streams.publishReadWakeAt(st.connRecv.ConsumedBeforeUpdate())
 		starved := st.streams.publishStarved(st.connRecv.CanGrowForWaitingReader())
-		if readsDue || starved {
+		retireDue := st.streams.publishAckOwed(st.ackOwed())
+		if readsDue || starved || retireDue {
 			c.wake()
 		}
 	}

@@ -195,6 +195,23 @@ func ackDue(sp *packetSpace, now time.Time) bool {
 	return !d.IsZero() && !d.After(now)
 }
 
+// ackOwed reports whether the application space has an ACK to send, now
+// or at its deadline (a timer the goroutine runs for, as nextDeadline
+// arms it: not while only 0-RTT packets could carry it, nor while the
+// anti-amplification limit blocks the path): "ack-eliciting
+// packets MUST be acknowledged at least once within the maximum delay an
+// endpoint communicated using the max_ack_delay transport parameter"
+// (RFC 9000, Section 13.2.1).
+func (c *connState) ackOwed() bool {
+	const s = ackhandler.SpaceApplication
+	sp := &c.spaces[s]
+	if sp.discarded || sp.recv.AckDeadline().IsZero() || c.pathBlocked() {
+		return false
+	}
+	pt, ok := c.packetTypeFor(s)
+	return ok && pt != wire.PacketType0RTT
+}
+
 // isLastSpaceToSend reports whether no space after s has anything to send.
 func (c *connState) isLastSpaceToSend(now time.Time, s ackhandler.Space, mode sendMode) bool {
 	for later := s + 1; later <= ackhandler.SpaceApplication; later++ {

@@ -115,6 +115,14 @@ type streamsMap struct {
 	// (connState.growWindowForReaders).
 	waitingReaders int64
 	connStarved    bool // written by the connection goroutine only, mu held
+	// ackOwed is set by the connection goroutine while it owes the peer
+	// an ACK in the application space (publishAckOwed): it runs again by
+	// that ACK's deadline at the latest, and takes the attention list
+	// then. A reader that finishes a stream whose retirement needs no
+	// wakeup of its own (stream.retireWakes) relies on that run, and
+	// wakes the goroutine when no ACK is owed: the ACK for the stream's
+	// last packet may have gone before the application read it.
+	ackOwed bool // written by the connection goroutine only, mu held
 	// attentionPending is the one atomic: set under mu whenever the
 	// connection goroutine has something to look at under mu (see the
 	// type comment), cleared by it under mu in processAttention.
@@ -537,8 +545,17 @@ func (m *streamsMap) markAttention(s *stream) { m.noteRead(s, true, 0) }
 // stream waits until the goroutine runs for another reason. Counted
 // with the stream queued, under the same lock: a goroutine that finds
 // the count at its mark finds the stream to take it from.
-func (m *streamsMap) noteRead(s *stream, wake bool, n int) {
+func (m *streamsMap) noteRead(s *stream, wake bool, n int) { m.noteReadEnd(s, wake, false, n) }
+
+// noteReadEnd is noteRead for a read that may have finished s, whose
+// retirement then waits for the goroutine's next run (lazyRetire): that
+// run must come, so the goroutine is woken unless it owes an ACK
+// (ackOwed), checked under the same lock as publishAckOwed sets it.
+func (m *streamsMap) noteReadEnd(s *stream, wake, lazyRetire bool, n int) {
 	m.mu.Lock()
+	if lazyRetire && !m.ackOwed {
+		wake = true
+	}
 	if !s.inAttention {
 		s.inAttention = true
 		m.attention = append(m.attention, s)
@@ -667,6 +684,23 @@ func (m *streamsMap) publishReadWakeAt(n uint64) bool {
 	p := m.readPending
 	m.mu.Unlock()
 	return p > 0 && p >= at
+}
+
+// publishAckOwed tells readers whether the goroutine owes the peer an ACK
+// in the application space (ackOwed), and reports whether streams were
+// queued meanwhile by readers that compared against the previous value,
+// true, and did not wake it: it must then look at them now. An unchanged
+// value needs no lock, as for publishReadWakeAt. Connection goroutine
+// only.
+func (m *streamsMap) publishAckOwed(owed bool) bool {
+	if owed == m.ackOwed {
+		return false
+	}
+	m.mu.Lock()
+	m.ackOwed = owed
+	queued := len(m.attention) > 0
+	m.mu.Unlock()
+	return !owed && queued
 }
 
 // publishStarved tells readers whether the connection's receive window is

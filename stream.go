@@ -588,10 +588,13 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	// does a response read to its end on a stream this endpoint opened
 	// whose Context nobody asked for: its retirement gives the peer
 	// nothing, and a Context asked for later is made done (context); the
-	// stream retires when the goroutine next runs, at the latest for the
-	// acknowledgment the response's packet is owed.
+	// stream retires when the goroutine next runs, for the acknowledgment
+	// the response's packet is owed, or woken for it if that ACK went
+	// already (noteReadEnd: the application read the response late).
 	_, finalKnown := s.recvFC.FinalSize()
-	wake := s.resetRecvd && !wasReset || s.eofRead && !wasEOF && s.isDone() && s.retireWakes() ||
+	finished := s.eofRead && !wasEOF && s.isDone()
+	lazyRetire := finished && !s.retireWakes()
+	wake := s.resetRecvd && !wasReset || finished && !lazyRetire ||
 		n > 0 && (s.recv.readable() == 0 && !finalKnown && s.recvFC.Highest() >= s.recvFC.Limit() || s.readConsumed >= s.recvFC.Window()/4 ||
 			s.readConsumed >= s.recvFC.ConsumedBeforeUpdate())
 	if n == 0 && err == nil && len(p) > 0 {
@@ -601,7 +604,7 @@ func (s *stream) readNow(p []byte, waited bool) (int, error, time.Time) {
 	}
 	s.mu.Unlock()
 	if n > 0 || reachedEOF {
-		s.m.noteRead(s, wake, n)
+		s.m.noteReadEnd(s, wake, lazyRetire, n)
 	}
 	return n, err, deadline
 }

@@ -46,9 +46,14 @@ func TestSimResponseReadToEndWakesOnlyForContext(t *testing.T) {
 			return cs.finAcked && known && cs.recv.readable() == int(size)
 		})
 		// What Conn.publish tells readers after each turn of the goroutine:
-		// when their reads make a MAX_DATA due.
+		// when their reads make a MAX_DATA due, and that it owes the
+		// response's packet an ACK (it runs again for it).
 		c := p.client.c
 		c.streams.publishReadWakeAt(c.connRecv.ConsumedBeforeUpdate())
+		if !c.ackOwed() {
+			t.Fatal("the client owes no ACK for the response's packet")
+		}
+		c.streams.publishAckOwed(c.ackOwed())
 		wakes := 0
 		p.client.c.streams.wake = func() { wakes++; p.cnode.Wake() }
 		n, err := simRead(cs, buf)
