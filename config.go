@@ -34,7 +34,9 @@ type Config struct {
 	// each stream. Default 512 KiB.
 	InitialStreamReceiveWindow uint64
 	// MaxStreamReceiveWindow is how far auto-tuning may grow a stream's
-	// window when the application reads fast. Default 16 MiB.
+	// window when the application reads fast. Default 16 MiB. Both
+	// windows are clamped to 2^62-1; MaxStreamReceiveWindow is at least
+	// InitialStreamReceiveWindow.
 	MaxStreamReceiveWindow uint64
 	// InitialConnectionReceiveWindow is the initial connection-level
 	// window. Default 768 KiB.
@@ -47,7 +49,7 @@ type Config struct {
 	// that reads the streams one after another, or accepts streams before
 	// it reads them, would otherwise wait forever. One that leaves this
 	// much unread while it waits for more still blocks.
-	// Default 24 MiB.
+	// Default 24 MiB. Both connection windows are clamped to 2^62-1.
 	MaxConnectionReceiveWindow uint64
 
 	// MaxIncomingStreams is how many bidirectional streams the peer may
@@ -271,14 +273,24 @@ func (c *Config) withDefaults() *Config {
 	if d.MaxStreamReceiveWindow == 0 {
 		d.MaxStreamReceiveWindow = defaultMaxStreamWindow
 	}
-	d.MaxStreamReceiveWindow = max(d.MaxStreamReceiveWindow, d.InitialStreamReceiveWindow)
+	// No stream offset exceeds 2^62-1: "The largest offset delivered on a
+	// stream -- the sum of the offset and data length -- cannot exceed
+	// 2^62-1, as it is not possible to provide flow control credit for
+	// that data." (RFC 9000, Section 19.8) Larger windows are clamped, so
+	// that the receive buffer, sized by MaxStreamReceiveWindow, holds
+	// whatever flow control lets the peer send.
+	d.InitialStreamReceiveWindow = min(d.InitialStreamReceiveWindow, wire.MaxVarint)
+	d.MaxStreamReceiveWindow = min(max(d.MaxStreamReceiveWindow, d.InitialStreamReceiveWindow), wire.MaxVarint)
 	if d.InitialConnectionReceiveWindow == 0 {
 		d.InitialConnectionReceiveWindow = defaultInitialConnWindow
 	}
 	if d.MaxConnectionReceiveWindow == 0 {
 		d.MaxConnectionReceiveWindow = defaultMaxConnWindow
 	}
-	d.MaxConnectionReceiveWindow = max(d.MaxConnectionReceiveWindow, d.InitialConnectionReceiveWindow)
+	// Sent as initial_max_data, a variable-length integer (RFC 9000,
+	// Sections 16 and 18.2): at most 2^62-1.
+	d.InitialConnectionReceiveWindow = min(d.InitialConnectionReceiveWindow, wire.MaxVarint)
+	d.MaxConnectionReceiveWindow = min(max(d.MaxConnectionReceiveWindow, d.InitialConnectionReceiveWindow), wire.MaxVarint)
 	if d.MaxIncomingStreams == 0 {
 		d.MaxIncomingStreams = defaultMaxIncomingStreams
 	}

@@ -3,6 +3,7 @@ package quic
 import (
 	"context"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func newStream(m *streamsMap, id wire.StreamID) *stream {
 	s.hasRecv = id.IsBidi() || !local
 	c := m.c
 	if s.hasRecv {
-		s.recv = newRecvBuffer(int(c.config.MaxStreamReceiveWindow))
+		s.recv = newRecvBuffer(int(min(c.config.MaxStreamReceiveWindow, math.MaxInt)))
 		c.initStreamReceiver(&s.recvFC)
 	}
 	if s.hasSend {
