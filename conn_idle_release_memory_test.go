@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -22,6 +23,7 @@ type idleMemory struct {
 	inuse  float64 // bytes of heap spans in use (HeapInuse after GC)
 	stack  float64 // bytes of goroutine stacks (StackInuse)
 	parked int     // connections whose goroutine had exited
+	loops  int     // goroutines running connection loops (Conn.run, runners)
 }
 
 // idleServerConnMemory establishes n connections from a client Transport
@@ -119,11 +121,32 @@ func idleServerConnMemory(t testing.TB, n int, timeout time.Duration) idleMemory
 		pprof.WriteHeapProfile(f)
 		f.Close()
 	}
-	m := idleMemory{parked: parked()}
+	m := idleMemory{parked: parked(), loops: connLoopGoroutines()}
 	runtime.KeepAlive(server)
 	per := func(a, b uint64) float64 { return (float64(a) - float64(b)) / float64(n) }
 	m.live, m.inuse, m.stack = per(live1, live0), per(inuse1, inuse0), per(stack1, stack0)
 	return m
+}
+
+// connLoopGoroutines counts the goroutines of the process that run a
+// connection's loop or wait for one to run (conn_driver_runner.go).
+func connLoopGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	k := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "quic.(*Transport).runner(") || strings.Contains(g, "quic.(*Conn).run(") {
+			k++
+		}
+	}
+	return k
 }
 
 // gcMemStats returns the live heap objects, the heap spans in use and
@@ -163,8 +186,7 @@ func TestIdleServerConnMemory(t *testing.T) {
 		// early-listener and logging state of the Go-user work (+0.4 KB)
 		// and the datagram and qlog accounting of the hardening work
 		// (+0.3 KB), measured at each merge.
-		maxLive  = 13000
-		maxStack = 2000
+		maxLive = 13000
 	)
 	// In a synctest bubble: in real time, a machine busy enough to
 	// starve the handshakes of CPU for the handshake idle timeout failed
@@ -185,8 +207,14 @@ func TestIdleServerConnMemory(t *testing.T) {
 		if m.live > maxLive {
 			t.Errorf("idle server connections keep %.0f bytes of heap each, more than %d", m.live, maxLive)
 		}
-		if m.stack > maxStack {
-			t.Errorf("idle server connections keep %.0f bytes of goroutine stacks each, more than %d", m.stack, maxStack)
+		// The stacks an idle connection keeps are those of goroutines
+		// running its loop: none once it parked and the runners left.
+		// StackInuse (logged) is the whole process's: in a long
+		// test-under-load run, other tests' goroutines starting and
+		// exiting meanwhile showed as 7,864 B per connection once, with
+		// every connection parked.
+		if m.loops > 0 {
+			t.Errorf("%d goroutines run connection loops with %d idle server connections parked", m.loops, m.parked)
 		}
 	})
 }
