@@ -131,18 +131,9 @@ func idleServerConnMemory(t testing.TB, n int, timeout time.Duration) idleMemory
 // connLoopGoroutines counts the goroutines of the process that run a
 // connection's loop or wait for one to run (conn_driver_runner.go).
 func connLoopGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	k := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "quic.(*Transport).runner(") || strings.Contains(g, "quic.(*Conn).run(") {
+	for _, g := range goroutineStacks() { // lifecycle_stress_test.go
+		if strings.Contains(g.stack, "quic.(*Transport).runner(") || strings.Contains(g.stack, "quic.(*Conn).run(") {
 			k++
 		}
 	}
